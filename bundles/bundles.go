@@ -1,0 +1,265 @@
+// Package bundles loads airlock's policy: the embedded default bundle, a
+// bundle directory or a bundle tarball, with an optional data file (such as
+// an mcp-gate policy file) laid over the bundle's data. Everything it loads
+// is checked here, so a policy that cannot work is refused at load time
+// rather than discovered frame by frame.
+package bundles
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/bundle"
+
+	defaultpolicy "github.com/airlock-dev/airlock/rego"
+)
+
+// DefaultRevision names the embedded bundle when its manifest has none.
+const DefaultRevision = "airlock-default"
+
+// Load reads the policy bundle at source ("" for the embedded default, a
+// directory, or a .tar.gz file) and lays the JSON object in dataFile (if
+// not "") over the bundle's data at its root.
+func Load(_ context.Context, source, dataFile string) (*bundle.Bundle, error) {
+	b, err := read(source)
+	if err != nil {
+		return nil, err
+	}
+	dropTests(b)
+	if b.Data == nil {
+		b.Data = map[string]any{}
+	}
+	if dataFile != "" {
+		data, err := ReadDataFile(dataFile)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range data {
+			b.Data[k] = v
+		}
+		if b.Manifest.Revision != "" {
+			// The data is part of what decided; say so in the revision.
+			b.Manifest.Revision += "+data"
+		}
+	}
+	if err := ValidateData(b.Data); err != nil {
+		return nil, fmt.Errorf("policy data: %w", err)
+	}
+	if len(b.Modules) == 0 {
+		return nil, fmt.Errorf("policy %s has no Rego modules", describe(source))
+	}
+	return b, nil
+}
+
+func read(source string) (*bundle.Bundle, error) {
+	var r *bundle.Reader
+	switch {
+	case source == "":
+		loader, err := bundle.NewFSLoader(defaultpolicy.Bundle)
+		if err != nil {
+			return nil, fmt.Errorf("embedded policy: %w", err)
+		}
+		r = bundle.NewCustomReader(loader)
+	default:
+		info, err := os.Stat(source)
+		if err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		if info.IsDir() {
+			r = bundle.NewCustomReader(bundle.NewDirectoryLoader(source))
+		} else {
+			f, err := os.Open(source)
+			if err != nil {
+				return nil, fmt.Errorf("policy: %w", err)
+			}
+			defer f.Close()
+			r = bundle.NewReader(f)
+		}
+	}
+	b, err := r.WithRegoVersion(ast.RegoV1).Read()
+	if err != nil {
+		return nil, fmt.Errorf("read policy %s: %w", describe(source), err)
+	}
+	if source == "" && b.Manifest.Revision == "" {
+		b.Manifest.Revision = DefaultRevision
+	}
+	return &b, nil
+}
+
+func describe(source string) string {
+	if source == "" {
+		return "(embedded default)"
+	}
+	return source
+}
+
+// dropTests removes *_test.rego modules: they belong to `opa test`, and
+// compiling them into the decision path costs time for nothing.
+func dropTests(b *bundle.Bundle) {
+	kept := b.Modules[:0]
+	for _, m := range b.Modules {
+		if !strings.HasSuffix(m.Path, "_test.rego") {
+			kept = append(kept, m)
+		}
+	}
+	b.Modules = kept
+}
+
+// ReadDataFile reads a policy data file: one JSON object.
+func ReadDataFile(path string) (map[string]any, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy data: %w", err)
+	}
+	var data map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&data); err != nil {
+		return nil, fmt.Errorf("policy data %s: not a JSON object: %w", path, err)
+	}
+	if data == nil {
+		return nil, fmt.Errorf("policy data %s: not a JSON object", path)
+	}
+	return data, nil
+}
+
+// ValidateData checks the keys the default policy reads. A mistake here
+// (a misspelt list, a waiver without an expiry) would otherwise silently
+// weaken or break every decision, so it is refused with the reason.
+func ValidateData(data map[string]any) error {
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, reserved := range []string{"airlock", "system"} {
+		if _, ok := data[reserved]; ok {
+			check(fmt.Errorf("%q is reserved for the policy's own packages", reserved))
+		}
+	}
+	if v, ok := data["allow_hosts"]; ok {
+		check(stringList("allow_hosts", v))
+	}
+	if v, ok := data["protected_paths"]; ok {
+		check(stringList("protected_paths", v))
+	}
+	if v, ok := data["servers"]; ok {
+		servers, isObj := v.(map[string]any)
+		if !isObj {
+			check(errors.New("servers must be an object of server names"))
+		}
+		for name, s := range servers {
+			entry, isObj := s.(map[string]any)
+			if !isObj {
+				check(fmt.Errorf("servers.%s must be an object", name))
+				continue
+			}
+			for _, key := range []string{"untrusted", "outbound", "protected_paths"} {
+				if list, ok := entry[key]; ok {
+					check(stringList("servers."+name+"."+key, list))
+				}
+			}
+		}
+	}
+	if v, ok := data["mode"]; ok {
+		check(mode("mode", v))
+	}
+	if v, ok := data["rule_modes"]; ok {
+		modes, isObj := v.(map[string]any)
+		if !isObj {
+			check(errors.New("rule_modes must be an object of rule IDs"))
+		}
+		for rule, m := range modes {
+			check(mode("rule_modes."+rule, m))
+		}
+	}
+	if v, ok := data["waivers"]; ok {
+		check(validateWaivers(v))
+	}
+	return errors.Join(errs...)
+}
+
+func validateWaivers(v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		return errors.New("waivers must be a list")
+	}
+	var errs []error
+	ids := map[string]bool{}
+	for i, w := range list {
+		obj, ok := w.(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("waivers[%d] must be an object", i))
+			continue
+		}
+		where := fmt.Sprintf("waivers[%d]", i)
+		for _, key := range []string{"id", "rule", "expires", "reason"} {
+			if s, _ := obj[key].(string); s == "" {
+				errs = append(errs, fmt.Errorf("%s needs %q (a waiver says which rule it waives, why, and until when)", where, key))
+			}
+		}
+		if id, _ := obj["id"].(string); id != "" {
+			if ids[id] {
+				errs = append(errs, fmt.Errorf("%s: duplicate waiver id %q", where, id))
+			}
+			ids[id] = true
+		}
+		if exp, _ := obj["expires"].(string); exp != "" && !validExpiry(exp) {
+			errs = append(errs, fmt.Errorf("%s: expires %q is neither YYYY-MM-DD nor an RFC 3339 time", where, exp))
+		}
+		for _, key := range []string{"server", "tool", "approved_by"} {
+			if s, ok := obj[key]; ok {
+				if _, isStr := s.(string); !isStr {
+					errs = append(errs, fmt.Errorf("%s.%s must be a string", where, key))
+				}
+			}
+		}
+		if m, ok := obj["match"]; ok {
+			patterns, isObj := m.(map[string]any)
+			if !isObj {
+				errs = append(errs, fmt.Errorf("%s.match must be an object of argument paths to patterns", where))
+			}
+			for path, pat := range patterns {
+				if _, isStr := pat.(string); !isStr {
+					errs = append(errs, fmt.Errorf("%s.match.%s must be a string pattern", where, path))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func stringList(name string, v any) error {
+	list, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("%s must be a list of strings", name)
+	}
+	for i, item := range list {
+		if s, ok := item.(string); !ok || s == "" {
+			return fmt.Errorf("%s[%d] must be a non-empty string", name, i)
+		}
+	}
+	return nil
+}
+
+func mode(name string, v any) error {
+	if s, _ := v.(string); s != "enforce" && s != "audit" {
+		return fmt.Errorf(`%s must be "enforce" or "audit"`, name)
+	}
+	return nil
+}
+
+func validExpiry(s string) bool {
+	if _, err := time.Parse(time.DateOnly, s); err == nil {
+		return true
+	}
+	_, err := time.Parse(time.RFC3339, s)
+	return err == nil
+}

@@ -1,0 +1,363 @@
+package pep
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/airlock-dev/airlock/detectors"
+)
+
+// maxDecodedResult bounds the result that is decoded into the input
+// document. Larger results reach the policy as a summary; Go detectors, not
+// Rego, are the ones that read whole results.
+const maxDecodedResult = 1 << 20
+
+// outcome is what the proxy does with a decided frame.
+type outcome struct {
+	allow   bool
+	tool    string
+	code    int
+	message string
+	data    map[string]any
+}
+
+// decide builds the input for a frame, asks the policy, applies taint, and
+// records the decision. Anything that goes wrong on the way refuses the
+// frame: a frame airlock cannot decide is a frame it does not pass.
+func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pendingRequest) outcome {
+	start := time.Now()
+	rec := p.newRecord(dir, f.method, req.tool, f.id)
+	rec.Phase = phase
+	if phase == PhaseResponse {
+		rec.Method, rec.RequestID = req.method, req.id
+	}
+
+	in, rule, err := p.buildInput(ctx, f, phase, dir, req)
+	if err != nil {
+		return p.refusal(ctx, rec, rule, err.Error(), CodeInvalidRequest)
+	}
+	if in.Tool != nil {
+		rec.Tool = in.Tool.Name
+	}
+	rec.Session = in.Session.ID
+	rec.Detectors = summarize(in.Detectors)
+	rec.Arguments = p.auditArguments(f, phase)
+
+	dec, err := p.opts.Decider.Decide(ctx, in)
+	if err != nil {
+		rule := "policy.error"
+		var pe *PolicyError
+		if errors.As(err, &pe) {
+			rule = pe.Rule
+		}
+		p.opts.Logger.Error("cannot decide; refusing", "rule", rule, "err", err)
+		return p.refusal(ctx, rec, rule, err.Error(), CodePolicyUnavailable)
+	}
+	rec.fill(dec)
+	rec.DecisionID = newDecisionID()
+	if dec.Taint {
+		// The taint is recorded before the content that caused it is
+		// delivered, so the client can never act on it from a clean session.
+		ev := TaintEvent{Server: p.opts.Server, Tool: rec.Tool, At: p.opts.Now().UTC(), DecisionID: rec.DecisionID}
+		if err := p.opts.Session.Taint(ctx, ev); err != nil {
+			p.opts.Logger.Error("cannot record taint; refusing the content", "err", err)
+			return p.refusal(ctx, rec, "session.error", "cannot record the session's taint: "+err.Error(), CodePolicyUnavailable)
+		}
+	}
+	for _, ew := range dec.ExpiredWaivers {
+		p.opts.Logger.Warn("an expired waiver was ignored", "waiver", ew.Waiver, "rule", ew.Rule, "expired", ew.Expires)
+	}
+	enforced := dec.Enforced()
+	rec.Action = "forward"
+	if len(enforced) > 0 {
+		rec.Action = "refuse"
+	}
+	rec.LatencyUS = time.Since(start).Microseconds()
+	if _, err := p.opts.Audit.Append(rec); err != nil {
+		// A decision that cannot be recorded is not applied.
+		p.opts.Logger.Error("cannot write the audit record; refusing", "err", err)
+		return outcome{code: CodePolicyUnavailable, tool: rec.Tool,
+			message: "airlock refused the frame: the audit trail cannot be written (audit.error)",
+			data:    refusalData(rec.DecisionID, []string{"audit.error"}, nil)}
+	}
+	if len(enforced) == 0 {
+		return outcome{allow: true, tool: rec.Tool}
+	}
+	if err := p.opts.Session.Refused(ctx); err != nil {
+		p.opts.Logger.Warn("cannot count the refusal", "err", err)
+	}
+	return outcome{code: CodeRefused, tool: rec.Tool, message: refusalMessage(rec, enforced),
+		data: refusalData(rec.DecisionID, ruleIDs(enforced), enforced)}
+}
+
+// refusal records a refusal that airlock itself made (no policy decision)
+// and returns the outcome to apply.
+func (p *Proxy) refusal(ctx context.Context, rec *auditRecord, rule, msg string, code int) outcome {
+	id := p.refuse(ctx, rec, rule, msg)
+	what := rec.Method
+	if rec.Tool != "" {
+		what += " " + rec.Tool
+	}
+	return outcome{code: code, tool: rec.Tool,
+		message: fmt.Sprintf("airlock refused %s: %s (%s)", what, msg, rule),
+		data:    refusalData(id, []string{rule}, nil)}
+}
+
+// refuse writes the audit record of a refusal by airlock and returns its
+// decision ID.
+func (p *Proxy) refuse(ctx context.Context, rec *auditRecord, rule, msg string) string {
+	rec.DecisionID = newDecisionID()
+	rec.Action, rec.Allow = "refuse", false
+	rec.Rules = []string{rule}
+	rec.Error = msg
+	if _, err := p.opts.Audit.Append(rec); err != nil {
+		p.opts.Logger.Error("cannot write the audit record", "err", err, "rule", rule)
+	}
+	if err := p.opts.Session.Refused(ctx); err != nil {
+		p.opts.Logger.Warn("cannot count the refusal", "err", err)
+	}
+	return rec.DecisionID
+}
+
+// recordDrop records a server frame that was not relayed.
+func (p *Proxy) recordDrop(_ context.Context, dir, rule, id, msg string) {
+	rec := p.newRecord(dir, "", "", id)
+	rec.DecisionID = newDecisionID()
+	rec.Action, rec.Rules, rec.Error = "drop", []string{rule}, msg
+	if _, err := p.opts.Audit.Append(rec); err != nil {
+		p.opts.Logger.Error("cannot write the audit record", "err", err, "rule", rule)
+	}
+}
+
+// buildInput turns a frame into the policy's input document. It returns the
+// rule ID to refuse with when the frame cannot be decided.
+func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req pendingRequest) (in *Input, rule string, err error) {
+	state, err := p.opts.Session.State(ctx)
+	if err != nil {
+		return nil, "session.error", fmt.Errorf("cannot read the session's state: %w", err)
+	}
+	in = &Input{
+		Version: InputVersion, Phase: phase, Direction: dir, Method: f.method,
+		Server: p.opts.Server, Session: state, Now: p.opts.Now().UTC(),
+	}
+	if phase == PhaseResponse {
+		in.Method = req.method
+		if req.tool != "" {
+			in.Tool = p.toolInfo(req.tool)
+		}
+		in.Result, err = decodeResult(f)
+		if err != nil {
+			return nil, "protocol.invalid_request", err
+		}
+		return in, "", nil
+	}
+
+	if !f.params.Exists() {
+		in.Arguments = map[string]any{}
+	} else if !f.params.IsObject() {
+		return nil, "protocol.invalid_request", errors.New(`"params" must be an object`)
+	} else if bad := hasAmbiguousKeys(f.params); bad != "" {
+		return nil, "protocol.invalid_request", errors.New("ambiguous params: " + bad)
+	}
+	argsRaw := f.params.Raw
+	if f.method == "tools/call" {
+		name := f.params.Get("name")
+		if name.Type != gjson.String || name.Str == "" {
+			return nil, "protocol.invalid_request", errors.New("tools/call without a tool name")
+		}
+		in.Tool = p.toolInfo(strings.Clone(name.Str))
+		args := f.params.Get("arguments")
+		switch {
+		case !args.Exists() || args.Type == gjson.Null:
+			argsRaw = ""
+		case !args.IsObject():
+			return nil, "protocol.invalid_request", errors.New(`tools/call "arguments" must be an object`)
+		default:
+			argsRaw = args.Raw
+		}
+	}
+	if in.Arguments == nil {
+		if in.Arguments, err = decodeObject(argsRaw); err != nil {
+			return nil, "protocol.invalid_request", err
+		}
+	}
+	if in.Detectors, err = detect(in.Arguments); err != nil {
+		return nil, "detector.error", err
+	}
+	return in, "", nil
+}
+
+func (p *Proxy) toolInfo(name string) *ToolInfo {
+	return &ToolInfo{Name: name, Annotations: p.tools.lookup(name)}
+}
+
+// detect runs the detectors over arguments. A detector that panics fails
+// the frame closed instead of taking the proxy down.
+func detect(args map[string]any) (d Detections, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("a detector failed: %v", r)
+		}
+	}()
+	d.Hosts = detectors.URLHosts(args)
+	return d, nil
+}
+
+func decodeObject(raw string) (map[string]any, error) {
+	if raw == "" {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber() // integers above 2^53 stay exact
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("cannot decode arguments: %w", err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// decodeResult gives the policy the result of a response (or its JSON-RPC
+// error, under "error"). A result too large to decode is summarized.
+func decodeResult(f *frame) (map[string]any, error) {
+	if !f.result.Exists() {
+		return map[string]any{"error": gjson.Parse(strings.Clone(f.errObj.Raw)).Value()}, nil
+	}
+	if len(f.result.Raw) > maxDecodedResult {
+		return map[string]any{
+			"isError":   f.result.Get("isError").Bool(),
+			"truncated": true,
+			"bytes":     len(f.result.Raw),
+		}, nil
+	}
+	if !f.result.IsObject() {
+		return map[string]any{"value": gjson.Parse(strings.Clone(f.result.Raw)).Value()}, nil
+	}
+	return decodeObject(f.result.Raw)
+}
+
+// auditRecord is one line of the audit trail.
+type auditRecord struct {
+	Time           string          `json:"time"`
+	DecisionID     string          `json:"decision_id"`
+	Session        string          `json:"session,omitempty"`
+	Server         string          `json:"server"`
+	Direction      string          `json:"direction"`
+	Phase          string          `json:"phase,omitempty"`
+	Method         string          `json:"method,omitempty"`
+	Tool           string          `json:"tool,omitempty"`
+	RequestID      string          `json:"request_id,omitempty"`
+	Action         string          `json:"action"` // forward, refuse or drop
+	Allow          bool            `json:"allow"`
+	Mode           string          `json:"mode,omitempty"`
+	Rules          []string        `json:"rules,omitempty"` // every rule that fired, enforced or not
+	Violations     []Violation     `json:"violations,omitempty"`
+	Waived         []Waived        `json:"waived,omitempty"`
+	ExpiredWaivers []ExpiredWaiver `json:"expired_waivers,omitempty"`
+	Taint          bool            `json:"taint,omitempty"`
+	Taints         []Violation     `json:"taints,omitempty"`
+	Policy         string          `json:"policy_revision,omitempty"`
+	Detectors      map[string]any  `json:"detectors,omitempty"`
+	Arguments      map[string]any  `json:"arguments,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	LatencyUS      int64           `json:"latency_us"`
+}
+
+func (p *Proxy) newRecord(dir, method, tool, id string) *auditRecord {
+	return &auditRecord{
+		Time: p.opts.Now().UTC().Format(time.RFC3339Nano), Server: p.opts.Server, Direction: dir,
+		Method: method, Tool: tool, RequestID: id, Policy: p.opts.Decider.Revision(),
+	}
+}
+
+func (r *auditRecord) fill(d *Decision) {
+	r.Allow, r.Mode = d.Allow, d.Mode
+	r.Violations, r.Waived, r.ExpiredWaivers = d.Violations, d.Waived, d.ExpiredWaivers
+	r.Taint, r.Taints = d.Taint, d.Taints
+	r.Rules = ruleIDs(d.Violations)
+	for _, t := range d.Taints {
+		r.Rules = append(r.Rules, t.Rule)
+	}
+}
+
+// auditArguments records the frame's arguments as the configuration says:
+// by default a digest, so the trail proves what was sent without keeping it.
+func (p *Proxy) auditArguments(f *frame, phase string) map[string]any {
+	if phase != PhaseRequest || !f.params.Exists() || p.opts.AuditArguments == "omit" {
+		return nil
+	}
+	raw := f.params.Raw
+	if args := f.params.Get("arguments"); f.method == "tools/call" && args.Exists() {
+		raw = args.Raw
+	}
+	if p.opts.AuditArguments == "full" {
+		return map[string]any{"value": json.RawMessage(strings.Clone(raw))}
+	}
+	sum := sha256.Sum256([]byte(raw))
+	return map[string]any{"sha256": hex.EncodeToString(sum[:]), "bytes": len(raw)}
+}
+
+func summarize(d Detections) map[string]any {
+	if len(d.Hosts) == 0 {
+		return nil
+	}
+	hosts := make([]string, 0, len(d.Hosts))
+	for _, h := range d.Hosts {
+		if !slices.Contains(hosts, h.Host) {
+			hosts = append(hosts, h.Host)
+		}
+	}
+	return map[string]any{"hosts": hosts}
+}
+
+func ruleIDs(vs []Violation) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, v.Rule)
+	}
+	return out
+}
+
+// refusalMessage tells the person reading the client's error what happened
+// and what they can do about it.
+func refusalMessage(rec *auditRecord, enforced []Violation) string {
+	what := rec.Method
+	if rec.Tool != "" {
+		what += " " + rec.Tool
+	}
+	parts := make([]string, len(enforced))
+	for i, v := range enforced {
+		parts[i] = v.Message + " (" + v.Rule + ")"
+	}
+	return fmt.Sprintf("airlock refused %s on server %q: %s [decision %s]", what, rec.Server, strings.Join(parts, "; "), rec.DecisionID)
+}
+
+// refusalData is the error's data member: machine-readable rule IDs and the
+// decision ID that finds the audit record.
+func refusalData(decisionID string, rules []string, violations []Violation) map[string]any {
+	d := map[string]any{"rules": rules, "decision_id": decisionID}
+	if len(violations) > 0 {
+		d["violations"] = violations
+	}
+	return d
+}
+
+// newDecisionID returns a random ID that joins a refusal the client saw
+// with its audit record.
+func newDecisionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}

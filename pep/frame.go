@@ -1,0 +1,165 @@
+package pep
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxFrameBytes is the largest line airlock relays unless configured
+// otherwise. MCP results carry images and files; 64 MiB leaves room for them
+// while bounding what one frame can make airlock hold in memory.
+const DefaultMaxFrameBytes = 64 << 20
+
+// readChunk is the bufio buffer size: small frames are handed out straight
+// from it, without a copy.
+const readChunk = 64 << 10
+
+// FrameTooLargeError reports a line longer than the configured maximum. The
+// rest of the line has been discarded; Prefix holds its start so the caller
+// can still find the request id and answer it.
+type FrameTooLargeError struct {
+	Limit  int
+	Prefix []byte
+}
+
+func (e *FrameTooLargeError) Error() string {
+	return fmt.Sprintf("frame larger than the %d-byte limit", e.Limit)
+}
+
+// FrameReader splits a stream into newline-delimited frames of any length up
+// to a limit.
+type FrameReader struct {
+	r   *bufio.Reader
+	max int
+	big []byte // reused for frames that do not fit in the bufio buffer
+}
+
+// NewFrameReader reads frames of at most max bytes from r.
+func NewFrameReader(r io.Reader, max int) *FrameReader {
+	if max <= 0 {
+		max = DefaultMaxFrameBytes
+	}
+	return &FrameReader{r: bufio.NewReaderSize(r, readChunk), max: max}
+}
+
+// Next returns the next non-blank frame without its line ending. The slice is
+// only valid until the next call. A final line without a newline is returned
+// as a frame; io.EOF follows it.
+func (fr *FrameReader) Next() ([]byte, error) {
+	for {
+		line, err := fr.readLine()
+		if err != nil {
+			if len(line) > 0 && errors.Is(err, io.EOF) {
+				return line, nil
+			}
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			return line, nil
+		}
+	}
+}
+
+func (fr *FrameReader) readLine() ([]byte, error) {
+	line, err := fr.r.ReadSlice('\n')
+	if err == nil {
+		return fr.checkLimit(trimEOL(line))
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	// A long line: gather it in a reusable buffer, growing it once to the
+	// frame's size rather than by doubling where we can.
+	fr.big = append(fr.big[:0], line...)
+	for {
+		line, err = fr.r.ReadSlice('\n')
+		if len(fr.big)+len(line) > fr.max+2 { // +2 for the line ending
+			return nil, fr.discard(err)
+		}
+		fr.big = append(fr.big, line...)
+		switch {
+		case err == nil:
+			frame, err := fr.checkLimit(trimEOL(fr.big))
+			if err != nil {
+				fr.big = fr.big[:0]
+			}
+			fr.shrink()
+			return frame, err
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return fr.big, err
+		}
+	}
+}
+
+// checkLimit refuses a complete line longer than the limit.
+func (fr *FrameReader) checkLimit(frame []byte) ([]byte, error) {
+	if len(frame) <= fr.max {
+		return frame, nil
+	}
+	return nil, &FrameTooLargeError{Limit: fr.max, Prefix: append([]byte(nil), frame[:min(len(frame), 4096)]...)}
+}
+
+// discard skips the rest of an oversized line and reports it.
+func (fr *FrameReader) discard(err error) error {
+	prefix := append([]byte(nil), fr.big[:min(len(fr.big), 4096)]...)
+	fr.big = fr.big[:0]
+	fr.shrink()
+	for errors.Is(err, bufio.ErrBufferFull) {
+		_, err = fr.r.ReadSlice('\n')
+	}
+	if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		return err
+	}
+	return &FrameTooLargeError{Limit: fr.max, Prefix: prefix}
+}
+
+// shrink lets a one-off huge frame's buffer be collected instead of pinning
+// its memory for the rest of the session.
+func (fr *FrameReader) shrink() {
+	if cap(fr.big) > 4*readChunk {
+		fr.big = nil
+	}
+}
+
+func trimEOL(line []byte) []byte {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	return bytes.TrimSuffix(line, []byte{'\r'})
+}
+
+// FrameWriter writes whole frames to one endpoint. Both proxy directions may
+// write to the same endpoint (a refusal goes back the way it came), so writes
+// are serialized and a frame is never interleaved with another.
+type FrameWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	scratch []byte
+}
+
+// NewFrameWriter writes frames to w.
+func NewFrameWriter(w io.Writer) *FrameWriter {
+	return &FrameWriter{w: w}
+}
+
+// Write writes frame followed by a newline.
+func (fw *FrameWriter) Write(frame []byte) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if len(frame) < readChunk {
+		// One write call for small frames: fewer syscalls, and a reader
+		// on the other end sees the whole line at once.
+		fw.scratch = append(append(fw.scratch[:0], frame...), '\n')
+		_, err := fw.w.Write(fw.scratch)
+		return err
+	}
+	if _, err := fw.w.Write(frame); err != nil {
+		return err
+	}
+	_, err := fw.w.Write([]byte{'\n'})
+	return err
+}

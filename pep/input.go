@@ -1,0 +1,178 @@
+package pep
+
+import (
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/airlock-dev/airlock/detectors"
+)
+
+// InputVersion is the version of the input document schema. Policies can
+// check input.version; it changes only when a field changes meaning.
+const InputVersion = 1
+
+// Phases and directions of a decided frame.
+const (
+	PhaseRequest   = "request"
+	PhaseResponse  = "response"
+	ClientToServer = "client_to_server"
+	ServerToClient = "server_to_client"
+)
+
+// Input is the document the policy decides on (input in Rego). It is built
+// only for the frames airlock decides.
+type Input struct {
+	Version   int            `json:"version"`
+	Phase     string         `json:"phase"`
+	Direction string         `json:"direction"`
+	Method    string         `json:"method"`
+	Server    string         `json:"server"`
+	Session   SessionState   `json:"session"`
+	Tool      *ToolInfo      `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments"`
+	Result    map[string]any `json:"result,omitempty"`
+	Detectors Detections     `json:"detectors"`
+	Now       time.Time      `json:"now"`
+}
+
+// SessionState is what the policy knows about the client session.
+type SessionState struct {
+	ID      string       `json:"id"`
+	Tainted bool         `json:"tainted"`
+	Taint   []TaintEvent `json:"taint"`
+}
+
+// TaintEvent records what tainted a session.
+type TaintEvent struct {
+	Server     string    `json:"server"`
+	Tool       string    `json:"tool"`
+	At         time.Time `json:"at"`
+	DecisionID string    `json:"decision_id"`
+}
+
+// ToolInfo describes the tool a frame calls, as the server last listed it.
+type ToolInfo struct {
+	Name        string         `json:"name"`
+	Pinned      bool           `json:"pinned"`
+	Drift       bool           `json:"drift"`
+	Annotations map[string]any `json:"annotations,omitempty"`
+}
+
+// Detections are the detector hits over the frame's arguments or result.
+type Detections struct {
+	Hosts     []detectors.HostHit `json:"hosts"`
+	Emails    []any               `json:"emails"`
+	Secrets   []any               `json:"secrets"`
+	Paths     []any               `json:"paths"`
+	Injection []any               `json:"injection"`
+}
+
+// Value converts the input to an OPA value directly, without a JSON round
+// trip; the result is what the prepared query evaluates with. It must agree
+// with the JSON encoding of Input (a test checks that it does).
+func (in *Input) Value() (ast.Value, error) {
+	args, err := ast.InterfaceToValue(nonNilMap(in.Arguments))
+	if err != nil {
+		return nil, err
+	}
+	obj := ast.NewObject(
+		item("version", ast.InternedTerm(in.Version)),
+		item("phase", ast.StringTerm(in.Phase)),
+		item("direction", ast.StringTerm(in.Direction)),
+		item("method", ast.StringTerm(in.Method)),
+		item("server", ast.StringTerm(in.Server)),
+		item("session", ast.NewTerm(in.Session.value())),
+		item("arguments", ast.NewTerm(args)),
+		item("detectors", ast.NewTerm(in.Detectors.value())),
+		item("now", ast.StringTerm(in.Now.UTC().Format(time.RFC3339Nano))),
+	)
+	if in.Tool != nil {
+		tool, err := in.Tool.value()
+		if err != nil {
+			return nil, err
+		}
+		obj.Insert(ast.InternedTerm("tool"), ast.NewTerm(tool))
+	}
+	if in.Result != nil {
+		result, err := ast.InterfaceToValue(in.Result)
+		if err != nil {
+			return nil, err
+		}
+		obj.Insert(ast.InternedTerm("result"), ast.NewTerm(result))
+	}
+	return obj, nil
+}
+
+func (s SessionState) value() ast.Value {
+	taint := make([]*ast.Term, len(s.Taint))
+	for i, t := range s.Taint {
+		taint[i] = ast.ObjectTerm(
+			item("server", ast.StringTerm(t.Server)),
+			item("tool", ast.StringTerm(t.Tool)),
+			item("at", ast.StringTerm(t.At.UTC().Format(time.RFC3339Nano))),
+			item("decision_id", ast.StringTerm(t.DecisionID)),
+		)
+	}
+	return ast.NewObject(
+		item("id", ast.StringTerm(s.ID)),
+		item("tainted", ast.InternedTerm(s.Tainted)),
+		item("taint", ast.ArrayTerm(taint...)),
+	)
+}
+
+func (t *ToolInfo) value() (ast.Value, error) {
+	obj := ast.NewObject(
+		item("name", ast.StringTerm(t.Name)),
+		item("pinned", ast.InternedTerm(t.Pinned)),
+		item("drift", ast.InternedTerm(t.Drift)),
+	)
+	if t.Annotations != nil {
+		ann, err := ast.InterfaceToValue(t.Annotations)
+		if err != nil {
+			return nil, err
+		}
+		obj.Insert(ast.InternedTerm("annotations"), ast.NewTerm(ann))
+	}
+	return obj, nil
+}
+
+func (d Detections) value() ast.Value {
+	hosts := make([]*ast.Term, len(d.Hosts))
+	for i, h := range d.Hosts {
+		hosts[i] = ast.ObjectTerm(
+			item("host", ast.StringTerm(h.Host)),
+			item("raw", ast.StringTerm(h.Raw)),
+			item("kind", ast.StringTerm(h.Kind)),
+			item("path", ast.StringTerm(h.Path)),
+		)
+	}
+	empty := func(v []any) *ast.Term {
+		if len(v) == 0 {
+			return ast.ArrayTerm()
+		}
+		val, err := ast.InterfaceToValue(v)
+		if err != nil {
+			return ast.ArrayTerm()
+		}
+		return ast.NewTerm(val)
+	}
+	return ast.NewObject(
+		item("hosts", ast.ArrayTerm(hosts...)),
+		item("emails", empty(d.Emails)),
+		item("secrets", empty(d.Secrets)),
+		item("paths", empty(d.Paths)),
+		item("injection", empty(d.Injection)),
+	)
+}
+
+func item(key string, value *ast.Term) [2]*ast.Term {
+	return [2]*ast.Term{ast.InternedTerm(key), value}
+}
+
+func nonNilMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}

@@ -1,0 +1,446 @@
+// Package pep is airlock's policy enforcement point: it relays MCP frames
+// between a client and a server in both directions, decides the frames that
+// matter with the policy, and applies the decisions (forward, refuse, taint),
+// recording each one in the audit trail.
+//
+// The proxy sees two endpoints and frames; it does not know about processes
+// or pipes (stdio.go runs it over a child process's stdio).
+package pep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/airlock-dev/airlock/pep/audit"
+)
+
+// AuditLog receives one record per decision.
+type AuditLog interface {
+	Append(rec any) (audit.Entry, error)
+}
+
+// Options configure a Proxy.
+type Options struct {
+	// Server is the name of the server behind this proxy (-n), as the
+	// policy data knows it.
+	Server string
+	// Decider decides frames. Required; use Unavailable when no policy
+	// could be loaded.
+	Decider Decider
+	// Session is the client session's taint state. Default: a session
+	// private to this proxy.
+	Session Session
+	// Audit receives every decision. Required.
+	Audit AuditLog
+	// MaxFrameBytes bounds one line; larger frames are refused.
+	MaxFrameBytes int
+	// AuditArguments is how argument values reach the audit trail: "hash"
+	// (default: SHA-256 and size), "omit", or "full".
+	AuditArguments string
+	// Logger receives operational messages (never stdout: that is the
+	// client's MCP stream). Default: discard.
+	Logger *slog.Logger
+	// Now is the clock, for tests. Default: time.Now.
+	Now func() time.Time
+}
+
+// ErrServerClosed is returned by Serve when the server's output ended while
+// the client was still connected.
+var ErrServerClosed = errors.New("the server closed its output")
+
+// Proxy relays and decides the frames of one client-server connection.
+type Proxy struct {
+	opts     Options
+	pending  pendingRequests
+	tools    toolCatalog
+	toClient *FrameWriter
+	toServer *FrameWriter
+	// clientDone is closed when the client's input has ended, serverDone
+	// when the server's output has.
+	clientDone chan struct{}
+	serverDone chan struct{}
+}
+
+// New validates opts and returns a proxy.
+func New(opts Options) (*Proxy, error) {
+	if opts.Decider == nil {
+		return nil, errors.New("pep: a decider is required")
+	}
+	if opts.Audit == nil {
+		return nil, errors.New("pep: an audit log is required")
+	}
+	if opts.Session == nil {
+		opts.Session = NewMemorySession("")
+	}
+	if opts.MaxFrameBytes <= 0 {
+		opts.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	switch opts.AuditArguments {
+	case "":
+		opts.AuditArguments = "hash"
+	case "hash", "omit", "full":
+	default:
+		return nil, fmt.Errorf("pep: audit arguments must be hash, omit or full, not %q", opts.AuditArguments)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Proxy{opts: opts, clientDone: make(chan struct{}), serverDone: make(chan struct{})}, nil
+}
+
+// Serve relays frames until the server's output ends. When the client's
+// input ends, the server's input is closed (the server sees EOF) and Serve
+// goes on relaying the server's last frames. Serve returns nil if the client
+// left first, ErrServerClosed if the server did, or a read error.
+//
+// Each direction runs on its own goroutine, so a server-to-client request
+// in the middle of a client call (sampling, elicitation) flows while the
+// call is pending; order within each direction is kept.
+func (p *Proxy) Serve(ctx context.Context, clientIn io.Reader, clientOut io.Writer, serverIn io.WriteCloser, serverOut io.Reader) error {
+	p.toClient = NewFrameWriter(clientOut)
+	p.toServer = NewFrameWriter(serverIn)
+
+	go func() {
+		defer close(p.clientDone)
+		p.pumpClient(ctx, NewFrameReader(clientIn, p.opts.MaxFrameBytes))
+		if err := serverIn.Close(); err != nil {
+			p.opts.Logger.Debug("closing the server's input", "err", err)
+		}
+	}()
+
+	err := p.pumpServer(ctx, NewFrameReader(serverOut, p.opts.MaxFrameBytes))
+	close(p.serverDone)
+	p.failPending(ctx)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.clientDone:
+		return nil
+	default:
+		return ErrServerClosed
+	}
+}
+
+// ClientDone is closed when the client's input has ended (and the server's
+// input has been closed).
+func (p *Proxy) ClientDone() <-chan struct{} { return p.clientDone }
+
+func (p *Proxy) pumpClient(ctx context.Context, r *FrameReader) {
+	for {
+		line, err := r.Next()
+		if err != nil {
+			var tooLarge *FrameTooLargeError
+			if errors.As(err, &tooLarge) {
+				p.refuseOversized(ctx, ClientToServer, tooLarge)
+				continue
+			}
+			if !errors.Is(err, io.EOF) {
+				p.opts.Logger.Warn("reading from the client", "err", err)
+			}
+			return
+		}
+		p.handleClientFrame(ctx, line)
+	}
+}
+
+func (p *Proxy) pumpServer(ctx context.Context, r *FrameReader) error {
+	for {
+		line, err := r.Next()
+		if err != nil {
+			var tooLarge *FrameTooLargeError
+			if errors.As(err, &tooLarge) {
+				p.refuseOversized(ctx, ServerToClient, tooLarge)
+				continue
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading from the server: %w", err)
+		}
+		p.handleServerFrame(ctx, line)
+	}
+}
+
+// decidedRequests are the client requests whose request phase is decided.
+var decidedRequests = map[string]bool{"tools/call": true, "resources/read": true}
+
+// decidedResponses are the client requests whose response phase is decided.
+var decidedResponses = map[string]bool{"tools/call": true, "tools/list": true, "resources/read": true, "prompts/get": true}
+
+// decidedServerRequests are the server-to-client requests that are decided.
+var decidedServerRequests = map[string]bool{"sampling/createMessage": true, "elicitation/create": true}
+
+func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
+	f, err := peekFrame(line)
+	if err != nil {
+		p.refuseClientFrame(ctx, line, err)
+		return
+	}
+	switch f.kind {
+	case kindRequest:
+		var tool string
+		if decidedRequests[f.method] {
+			out := p.decide(ctx, f, PhaseRequest, ClientToServer, pendingRequest{method: f.method})
+			if !out.allow {
+				p.sendToClient(errorResponse(f.id, out.code, out.message, out.data))
+				return
+			}
+			tool = out.tool
+		}
+		// Track before forwarding: the response may come back at once.
+		p.pending.add(f.idKey, pendingRequest{id: f.id, method: f.method, tool: tool})
+		if err := p.toServer.Write(line); err != nil {
+			p.pending.take(f.idKey)
+			p.sendToClient(errorResponse(f.id, CodeServerUnavailable,
+				"airlock: the server is not accepting input: "+err.Error(), map[string]any{"rule": "server.unavailable"}))
+		}
+	case kindNotification:
+		if f.method == "notifications/cancelled" {
+			// A cancelled request may never be answered; forget it so the
+			// table does not grow.
+			if key, ok := idKey(f.params.Get("requestId")); ok {
+				p.pending.take(key)
+			}
+		}
+		p.forwardToServer(line)
+	case kindResponse:
+		p.forwardToServer(line)
+	}
+}
+
+func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
+	f, err := peekFrame(line)
+	if err != nil {
+		p.dropServerFrame(ctx, line, err)
+		return
+	}
+	switch f.kind {
+	case kindResponse:
+		req, ok := p.pending.take(f.idKey)
+		if !ok {
+			p.recordDrop(ctx, ServerToClient, "protocol.unsolicited_response", f.id,
+				"the server answered a request id the client has no request pending for")
+			return
+		}
+		if decidedResponses[req.method] {
+			out := p.decide(ctx, f, PhaseResponse, ServerToClient, req)
+			if !out.allow {
+				p.sendToClient(errorResponse(req.id, out.code, out.message, out.data))
+				return
+			}
+			if req.method == "tools/list" {
+				p.tools.update(f.result)
+			}
+		}
+		p.sendToClient(line)
+	case kindRequest:
+		if decidedServerRequests[f.method] {
+			out := p.decide(ctx, f, PhaseRequest, ServerToClient, pendingRequest{method: f.method})
+			if !out.allow {
+				p.forwardToServer(errorResponse(f.id, out.code, out.message, out.data))
+				return
+			}
+		}
+		p.sendToClient(line)
+	case kindNotification:
+		p.sendToClient(line)
+	}
+}
+
+// sendToClient writes a frame to the client. A client that cannot be
+// written to has gone; its input will end too, which shuts the server down.
+func (p *Proxy) sendToClient(frame []byte) {
+	if err := p.toClient.Write(frame); err != nil {
+		p.opts.Logger.Debug("writing to the client", "err", err)
+	}
+}
+
+func (p *Proxy) forwardToServer(frame []byte) {
+	if err := p.toServer.Write(frame); err != nil {
+		p.opts.Logger.Debug("writing to the server", "err", err)
+	}
+}
+
+// refuseClientFrame answers a client frame that cannot be relayed. For a
+// batch, every member with an id is answered, so no request is left waiting.
+func (p *Proxy) refuseClientFrame(ctx context.Context, line []byte, err error) {
+	var fe *frameError
+	if !errors.As(err, &fe) {
+		fe = &frameError{rule: "protocol.malformed", code: CodeParseError, msg: err.Error()}
+	}
+	ids := []string{fe.id}
+	if fe.rule == "protocol.batch" {
+		ids = ids[:0]
+		gjson.ParseBytes(line).ForEach(func(_, member gjson.Result) bool {
+			if id := validID(member.Get("id")); id != "" {
+				ids = append(ids, id)
+			}
+			return true
+		})
+		if len(ids) == 0 {
+			ids = append(ids, "")
+		}
+	}
+	rec := p.newRecord(ClientToServer, "", "", "")
+	id := p.refuse(ctx, rec, fe.rule, fe.msg)
+	for _, reqID := range ids {
+		p.sendToClient(errorResponse(reqID, fe.code, "airlock refused the frame: "+fe.msg+" ("+fe.rule+")",
+			refusalData(id, []string{fe.rule}, nil)))
+	}
+}
+
+// dropServerFrame handles a server line that cannot be relayed: it is not
+// passed on (a client could choke on it), it is recorded, and if it answered
+// a pending request, the client gets an error instead of waiting forever.
+func (p *Proxy) dropServerFrame(ctx context.Context, line []byte, err error) {
+	var fe *frameError
+	if !errors.As(err, &fe) {
+		fe = &frameError{rule: "protocol.malformed", msg: err.Error()}
+	}
+	p.opts.Logger.Warn("dropping a frame from the server", "rule", fe.rule, "reason", fe.msg, "bytes", len(line))
+	p.answerPendingFromPrefix(ctx, fe.id, fe.rule, "the server sent a frame airlock cannot relay: "+fe.msg)
+	p.recordDrop(ctx, ServerToClient, fe.rule, fe.id, "dropped a frame from the server: "+fe.msg)
+}
+
+func (p *Proxy) refuseOversized(ctx context.Context, dir string, e *FrameTooLargeError) {
+	msg := fmt.Sprintf("the frame is larger than the %d-byte limit (max_frame_bytes)", e.Limit)
+	id := validID(gjson.GetBytes(e.Prefix, "id"))
+	if dir == ClientToServer {
+		rec := p.newRecord(dir, "", "", id)
+		decisionID := p.refuse(ctx, rec, "protocol.frame_too_large", msg)
+		p.sendToClient(errorResponse(id, CodeInvalidRequest, "airlock refused the frame: "+msg+" (protocol.frame_too_large)",
+			refusalData(decisionID, []string{"protocol.frame_too_large"}, nil)))
+		return
+	}
+	p.opts.Logger.Warn("dropping an oversized frame from the server", "limit", e.Limit)
+	p.answerPendingFromPrefix(ctx, id, "protocol.frame_too_large", "the server's answer is "+msg[4:])
+	p.recordDrop(ctx, dir, "protocol.frame_too_large", id, "dropped a frame from the server: "+msg)
+}
+
+// answerPendingFromPrefix sends an error for a pending client request whose
+// answer could not be relayed.
+func (p *Proxy) answerPendingFromPrefix(_ context.Context, id, rule, msg string) {
+	if id == "" {
+		return
+	}
+	key, ok := idKey(gjson.Parse(id))
+	if !ok {
+		return
+	}
+	if req, ok := p.pending.take(key); ok {
+		p.sendToClient(errorResponse(req.id, CodeServerUnavailable, "airlock: "+msg+" ("+rule+")", map[string]any{"rule": rule}))
+	}
+}
+
+// failPending answers every request still in flight when the server's
+// output ends: the server can no longer answer them.
+func (p *Proxy) failPending(ctx context.Context) {
+	for _, req := range p.pending.drain() {
+		rec := p.newRecord(ServerToClient, req.method, req.tool, req.id)
+		rec.Phase = PhaseResponse
+		id := p.refuse(ctx, rec, "server.unavailable", "the server exited before answering")
+		p.sendToClient(errorResponse(req.id, CodeServerUnavailable,
+			"airlock: the server exited before answering "+req.method+" (server.unavailable)",
+			refusalData(id, []string{"server.unavailable"}, nil)))
+	}
+}
+
+// pendingRequest is a client request the server has not answered yet.
+type pendingRequest struct {
+	id     string // raw JSON id, to answer with
+	method string
+	tool   string
+}
+
+// pendingRequests maps canonical ids of client requests to what they asked.
+// Ids of server-to-client requests live in their own namespace and are not
+// tracked here, so the two sides' ids may collide freely.
+type pendingRequests struct {
+	mu sync.Mutex
+	m  map[string]pendingRequest
+}
+
+func (t *pendingRequests) add(key string, r pendingRequest) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = make(map[string]pendingRequest)
+	}
+	t.m[key] = r
+}
+
+func (t *pendingRequests) take(key string) (pendingRequest, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.m[key]
+	if ok {
+		delete(t.m, key)
+	}
+	return r, ok
+}
+
+func (t *pendingRequests) drain() []pendingRequest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]pendingRequest, 0, len(t.m))
+	for _, r := range t.m {
+		out = append(out, r)
+	}
+	t.m = nil
+	return out
+}
+
+func (t *pendingRequests) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// toolCatalog remembers what the server last said about its tools.
+type toolCatalog struct {
+	mu          sync.RWMutex
+	annotations map[string]map[string]any
+}
+
+// update merges a tools/list page into the catalog. Pages add up, and a tool
+// that disappears keeps its last annotations: they can only make a policy
+// stricter. Values are decoded afresh because result views a reused buffer.
+func (c *toolCatalog) update(result gjson.Result) {
+	next := make(map[string]map[string]any)
+	result.Get("tools").ForEach(func(_, tool gjson.Result) bool {
+		name := tool.Get("name")
+		var ann map[string]any
+		if raw := tool.Get("annotations").Raw; name.Type == gjson.String && raw != "" &&
+			json.Unmarshal([]byte(raw), &ann) == nil && ann != nil {
+			next[strings.Clone(name.Str)] = ann
+		}
+		return true
+	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.annotations == nil {
+		c.annotations = make(map[string]map[string]any)
+	}
+	for k, v := range next {
+		c.annotations[k] = v
+	}
+}
+
+func (c *toolCatalog) lookup(name string) map[string]any {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.annotations[name]
+}

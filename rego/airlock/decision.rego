@@ -1,0 +1,104 @@
+# The decision the Go proxy asks for: data.airlock.decision.
+#
+# Every package under airlock.rules may define
+#   violations contains {"rule": "<dotted.id>", "message": "…"}   (refuse the frame)
+#   taints     contains {"rule": "<dotted.id>", "message": "…"}   (quarantine the session)
+# A violation may also carry "path", the JSON pointer of the argument it is
+# about (see waivers.rego). This package collects them from every rule
+# package, applies waivers and modes, and is defined for any input, so that
+# an undefined decision can only mean a broken policy.
+package airlock
+
+import data.airlock.waivers
+
+decision := {
+	"allow": allow,
+	"violations": violations,
+	"waived": waived,
+	"expired_waivers": expired_waivers,
+	"taint": count(taints) > 0,
+	"taints": taints,
+	"mode": mode,
+}
+
+_modes := {"enforce", "audit"}
+
+# The global mode: data.mode if valid, else enforce.
+mode := data.mode if data.mode in _modes
+
+else := "enforce"
+
+# The mode of one rule: data.rule_modes[rule] if set, else the global mode. A
+# value other than enforce or audit counts as enforce.
+rule_mode(rule) := m if {
+	m := data.rule_modes[rule]
+	m in _modes
+} else := "enforce" if {
+	_ = data.rule_modes[rule]
+} else := mode
+
+# allow is false iff a violation that is neither waived nor audited remains.
+allow := count([v | some v in violations; v.mode == "enforce"]) == 0
+
+violations := [{"rule": v.rule, "message": v.message, "mode": rule_mode(v.rule)} |
+	some v in _found
+	not _waiver(v)
+]
+
+waived := [{
+	"rule": v.rule,
+	"message": v.message,
+	"waiver": w.id,
+	"expires": w.expires,
+	"reason": w.reason,
+} |
+	some v in _found
+	w := data.waivers[_waiver(v)]
+]
+
+expired_waivers := [x | some x in _expired]
+
+_expired contains {"waiver": w.id, "rule": w.rule, "expires": w.expires} if {
+	some v in _found # first: no violation, no waiver work
+	some i in waivers.expired
+	waivers.covers(i, v)
+	w := data.waivers[i]
+}
+
+taints := [{"rule": t.rule, "message": t.message} | some t in _tainted]
+
+# The live waiver that waives v: the first one in data.waivers.
+_waiver(v) := min(ids) if {
+	ids := {i | some i in waivers.live; waivers.covers(i, v)}
+	count(ids) > 0
+}
+
+# Violations and taints of every rule package, normalised to
+# {"rule", "message"} (and "path" when the rule names an argument).
+_found contains _normalise(name, x) if {
+	some name
+	x := data.airlock.rules[name].violations[_]
+}
+
+_tainted contains _normalise(name, x) if {
+	some name
+	x := data.airlock.rules[name].taints[_]
+}
+
+_normalise(name, x) := {"rule": x.rule, "message": x.message, "path": x.path} if {
+	_well_formed(x)
+	is_string(x.path)
+} else := {"rule": x.rule, "message": x.message} if {
+	_well_formed(x)
+} else := {
+	# A rule that emits something else still counts: a broken rule must not
+	# turn into an allow.
+	"rule": "policy.malformed_rule",
+	"message": sprintf("rule package airlock.rules.%v emitted %v; want {\"rule\": string, \"message\": string}", [name, x]),
+}
+
+_well_formed(x) if {
+	is_string(x.rule)
+	x.rule != ""
+	is_string(x.message)
+}
