@@ -21,7 +21,7 @@ demo: build
 # tests with the embedded engine), the fixtures' own tests, and the stock OPA
 # CLI on the default bundle.
 test: fmt-check vet
-	$(GO) test -count=1 $(PKGS) $(FIXTURES)
+	$(GO) test -race -count=1 $(PKGS) $(FIXTURES)
 	$(MAKE) rego-test
 
 vet:

@@ -104,7 +104,7 @@ func describe(source string) string {
 func dropTests(b *bundle.Bundle) {
 	kept := b.Modules[:0]
 	for _, m := range b.Modules {
-		if !strings.HasSuffix(m.Path, "_test.rego") {
+		if !defaultpolicy.IsTest(m.Path) {
 			kept = append(kept, m)
 		}
 	}
@@ -262,4 +262,18 @@ func validExpiry(s string) bool {
 	}
 	_, err := time.Parse(time.RFC3339, s)
 	return err == nil
+}
+
+// UnlistedServer reports a server that data.servers does not name, when it
+// names others: every tool of that server is then neither untrusted nor
+// outbound, which is rarely what the person who wrote the file meant.
+func UnlistedServer(data map[string]any, server string) error {
+	servers, ok := data["servers"].(map[string]any)
+	if !ok || len(servers) == 0 {
+		return nil
+	}
+	if _, ok := servers[server]; ok {
+		return nil
+	}
+	return fmt.Errorf("server %q is not in the policy's servers; none of its tools is untrusted or outbound", server)
 }

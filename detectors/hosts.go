@@ -8,7 +8,6 @@ package detectors
 
 import (
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -21,24 +20,67 @@ type HostHit struct {
 	Path string `json:"path"` // JSON pointer of the argument, e.g. "/url" or "/links/0"
 }
 
-// urlPattern finds scheme://authority URLs inside any string, including prose
-// and Markdown, because clients fetch and unfurl URLs wherever they appear.
-var urlPattern = regexp.MustCompile(`(?i)[a-z][a-z0-9+.\-]*://[^\s"'<>` + "`" + `)]+`)
-
 // URLHosts returns the host of every scheme://host URL in the string values
-// (and object keys) of v. It is the simple extractor the egress rule starts
-// with; other spellings of a host are the job of the full detector set.
+// (and object keys) of v, including URLs inside prose and Markdown, because
+// clients fetch and unfurl URLs wherever they appear. It is the simple
+// extractor the egress rule starts with; other spellings of a host are the
+// job of the full detector set.
 func URLHosts(v any) []HostHit {
 	var hits []HostHit
 	Walk(v, func(path, s string) {
-		for _, raw := range urlPattern.FindAllString(s, -1) {
-			raw = trimProse(raw)
+		for _, raw := range findURLs(s) {
 			if h := urlHost(raw); h != "" {
 				hits = append(hits, HostHit{Host: h, Raw: raw, Kind: "url", Path: path})
 			}
 		}
 	})
 	return hits
+}
+
+// findURLs returns the scheme://... substrings of s. It scans for "://" and
+// widens around each hit, so a large argument costs one pass at memchr speed
+// (a regular expression over megabytes of text costs seconds).
+func findURLs(s string) []string {
+	var urls []string
+	for off := 0; ; {
+		i := strings.Index(s[off:], "://")
+		if i < 0 {
+			return urls
+		}
+		sep := off + i
+		start := sep
+		for start > 0 && isSchemeByte(s[start-1]) {
+			start--
+		}
+		for start < sep && !isLetter(s[start]) { // a scheme starts with a letter
+			start++
+		}
+		end := sep + 3
+		for end < len(s) && !isURLTerminator(s[end]) {
+			end++
+		}
+		if start < sep && end > sep+3 {
+			urls = append(urls, trimProse(s[start:end]))
+		}
+		off = end
+	}
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func isSchemeByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+// isURLTerminator reports the bytes that end a URL written in text: space,
+// quotes, angle brackets, backquote, and the parenthesis that closes a
+// Markdown link.
+func isURLTerminator(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v', '"', '\'', '<', '>', '`', ')':
+		return true
+	}
+	return false
 }
 
 // trimProse drops punctuation that ends a sentence or a Markdown link rather

@@ -149,9 +149,11 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 	in = &Input{
 		Version: InputVersion, Phase: phase, Direction: dir, Method: f.method,
 		Server: p.opts.Server, Session: state, Now: p.opts.Now().UTC(),
+		Detectors: noDetections(),
 	}
 	if phase == PhaseResponse {
 		in.Method = req.method
+		in.Arguments = map[string]any{}
 		if req.tool != "" {
 			in.Tool = p.toolInfo(req.tool)
 		}
@@ -209,8 +211,17 @@ func detect(args map[string]any) (d Detections, err error) {
 			err = fmt.Errorf("a detector failed: %v", r)
 		}
 	}()
-	d.Hosts = detectors.URLHosts(args)
+	d = noDetections()
+	if hosts := detectors.URLHosts(args); hosts != nil {
+		d.Hosts = hosts
+	}
 	return d, nil
+}
+
+// noDetections is an empty detector result whose lists encode as [], as
+// they reach the policy, so a saved input document replays the same way.
+func noDetections() Detections {
+	return Detections{Hosts: []detectors.HostHit{}, Emails: []any{}, Secrets: []any{}, Paths: []any{}, Injection: []any{}}
 }
 
 func decodeObject(raw string) (map[string]any, error) {

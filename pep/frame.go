@@ -53,10 +53,13 @@ func (fr *FrameReader) Next() ([]byte, error) {
 	for {
 		line, err := fr.readLine()
 		if err != nil {
-			if len(line) > 0 && errors.Is(err, io.EOF) {
-				return line, nil
+			if !errors.Is(err, io.EOF) || len(line) == 0 {
+				return nil, err
 			}
-			return nil, err
+			// The last line, without a newline: a frame like any other.
+			if line, err = fr.checkLimit(trimEOL(line)); err != nil {
+				return nil, err
+			}
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			return line, nil

@@ -169,7 +169,7 @@ func (m *memAudit) all() []map[string]any {
 type funcDecider func(*Input) (*Decision, error)
 
 func (f funcDecider) Decide(_ context.Context, in *Input) (*Decision, error) { return f(in) }
-func (funcDecider) Revision() string                                        { return "test" }
+func (funcDecider) Revision() string                                         { return "test" }
 
 func allowAll(*Input) (*Decision, error) { return &Decision{Allow: true, Mode: "enforce"}, nil }
 

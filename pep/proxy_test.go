@@ -2,8 +2,8 @@ package pep
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -438,4 +438,3 @@ func (s *hookSession) Taint(ctx context.Context, ev TaintEvent) error {
 	s.onTaint()
 	return s.MemorySession.Taint(ctx, ev)
 }
-

@@ -84,6 +84,9 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 		decider = pep.Unavailable{Err: err}
 	} else {
 		log.Debug("policy loaded", "revision", decider.Revision())
+		if err := bundles.UnlistedServer(b.Data, c.Server); err != nil {
+			log.Warn(err.Error())
+		}
 	}
 
 	proxy, err := pep.New(pep.Options{
