@@ -103,7 +103,7 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 // refusal records a refusal that airlock itself made (no policy decision)
 // and returns the outcome to apply.
 func (p *Proxy) refusal(ctx context.Context, rec *auditRecord, rule, msg string, code int) outcome {
-	id := p.refuse(ctx, rec, rule, msg)
+	id := p.recordRefusal(ctx, rec, rule, msg)
 	what := rec.Method
 	if rec.Tool != "" {
 		what += " " + rec.Tool
@@ -113,9 +113,9 @@ func (p *Proxy) refusal(ctx context.Context, rec *auditRecord, rule, msg string,
 		data:    refusalData(id, []string{rule}, nil)}
 }
 
-// refuse writes the audit record of a refusal by airlock and returns its
+// recordRefusal writes the audit record of a refusal by airlock and returns its
 // decision ID.
-func (p *Proxy) refuse(ctx context.Context, rec *auditRecord, rule, msg string) string {
+func (p *Proxy) recordRefusal(ctx context.Context, rec *auditRecord, rule, msg string) string {
 	rec.DecisionID = newDecisionID()
 	rec.Action, rec.Allow = "refuse", false
 	rec.Rules = []string{rule}
@@ -130,7 +130,7 @@ func (p *Proxy) refuse(ctx context.Context, rec *auditRecord, rule, msg string) 
 }
 
 // recordDrop records a server frame that was not relayed.
-func (p *Proxy) recordDrop(_ context.Context, dir, rule, id, msg string) {
+func (p *Proxy) recordDrop(dir, rule, id, msg string) {
 	rec := p.newRecord(dir, "", "", id)
 	rec.DecisionID = newDecisionID()
 	rec.Action, rec.Rules, rec.Error = "drop", []string{rule}, msg

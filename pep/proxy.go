@@ -224,14 +224,14 @@ func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
 func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
 	f, err := peekFrame(line)
 	if err != nil {
-		p.dropServerFrame(ctx, line, err)
+		p.dropServerFrame(line, err)
 		return
 	}
 	switch f.kind {
 	case kindResponse:
 		req, ok := p.pending.take(f.idKey)
 		if !ok {
-			p.recordDrop(ctx, ServerToClient, "protocol.unsolicited_response", f.id,
+			p.recordDrop(ServerToClient, "protocol.unsolicited_response", f.id,
 				"the server answered a request id the client has no request pending for")
 			return
 		}
@@ -295,7 +295,7 @@ func (p *Proxy) refuseClientFrame(ctx context.Context, line []byte, err error) {
 		}
 	}
 	rec := p.newRecord(ClientToServer, "", "", "")
-	id := p.refuse(ctx, rec, fe.rule, fe.msg)
+	id := p.recordRefusal(ctx, rec, fe.rule, fe.msg)
 	for _, reqID := range ids {
 		p.sendToClient(errorResponse(reqID, fe.code, "airlock refused the frame: "+fe.msg+" ("+fe.rule+")",
 			refusalData(id, []string{fe.rule}, nil)))
@@ -305,34 +305,37 @@ func (p *Proxy) refuseClientFrame(ctx context.Context, line []byte, err error) {
 // dropServerFrame handles a server line that cannot be relayed: it is not
 // passed on (a client could choke on it), it is recorded, and if it answered
 // a pending request, the client gets an error instead of waiting forever.
-func (p *Proxy) dropServerFrame(ctx context.Context, line []byte, err error) {
+func (p *Proxy) dropServerFrame(line []byte, err error) {
 	var fe *frameError
 	if !errors.As(err, &fe) {
 		fe = &frameError{rule: "protocol.malformed", msg: err.Error()}
 	}
 	p.opts.Logger.Warn("dropping a frame from the server", "rule", fe.rule, "reason", fe.msg, "bytes", len(line))
-	p.answerPendingFromPrefix(ctx, fe.id, fe.rule, "the server sent a frame airlock cannot relay: "+fe.msg)
-	p.recordDrop(ctx, ServerToClient, fe.rule, fe.id, "dropped a frame from the server: "+fe.msg)
+	p.answerPending(fe.id, fe.rule, "the server sent a frame airlock cannot relay: "+fe.msg)
+	p.recordDrop(ServerToClient, fe.rule, fe.id, "dropped a frame from the server: "+fe.msg)
 }
 
+// refuseOversized answers a frame over the size limit: a client request gets
+// an error; a server frame is dropped and the call it answered gets one.
 func (p *Proxy) refuseOversized(ctx context.Context, dir string, e *FrameTooLargeError) {
-	msg := fmt.Sprintf("the frame is larger than the %d-byte limit (max_frame_bytes)", e.Limit)
+	limit := fmt.Sprintf("larger than the %d-byte limit (max_frame_bytes)", e.Limit)
+	msg := "the frame is " + limit
 	id := validID(gjson.GetBytes(e.Prefix, "id"))
 	if dir == ClientToServer {
 		rec := p.newRecord(dir, "", "", id)
-		decisionID := p.refuse(ctx, rec, "protocol.frame_too_large", msg)
+		decisionID := p.recordRefusal(ctx, rec, "protocol.frame_too_large", msg)
 		p.sendToClient(errorResponse(id, CodeInvalidRequest, "airlock refused the frame: "+msg+" (protocol.frame_too_large)",
 			refusalData(decisionID, []string{"protocol.frame_too_large"}, nil)))
 		return
 	}
 	p.opts.Logger.Warn("dropping an oversized frame from the server", "limit", e.Limit)
-	p.answerPendingFromPrefix(ctx, id, "protocol.frame_too_large", "the server's answer is "+msg[4:])
-	p.recordDrop(ctx, dir, "protocol.frame_too_large", id, "dropped a frame from the server: "+msg)
+	p.answerPending(id, "protocol.frame_too_large", "the server's answer is "+limit)
+	p.recordDrop(dir, "protocol.frame_too_large", id, "dropped a frame from the server: "+msg)
 }
 
-// answerPendingFromPrefix sends an error for a pending client request whose
-// answer could not be relayed.
-func (p *Proxy) answerPendingFromPrefix(_ context.Context, id, rule, msg string) {
+// answerPending sends an error for a pending client request whose answer
+// could not be relayed.
+func (p *Proxy) answerPending(id, rule, msg string) {
 	if id == "" {
 		return
 	}
@@ -351,7 +354,7 @@ func (p *Proxy) failPending(ctx context.Context) {
 	for _, req := range p.pending.drain() {
 		rec := p.newRecord(ServerToClient, req.method, req.tool, req.id)
 		rec.Phase = PhaseResponse
-		id := p.refuse(ctx, rec, "server.unavailable", "the server exited before answering")
+		id := p.recordRefusal(ctx, rec, "server.unavailable", "the server exited before answering")
 		p.sendToClient(errorResponse(req.id, CodeServerUnavailable,
 			"airlock: the server exited before answering "+req.method+" (server.unavailable)",
 			refusalData(id, []string{"server.unavailable"}, nil)))

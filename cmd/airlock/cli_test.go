@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -183,7 +184,10 @@ func TestRunWithoutPolicy(t *testing.T) {
 	assert.Contains(t, string(out), `"id":1,"result":{}`)
 	assert.Contains(t, string(out), `"code":-32011`)
 	assert.Contains(t, string(out), "policy.unavailable")
-	assert.Contains(t, stderr.String(), "p.rego")
+	assert.Contains(t, stderr.String(), "p.rego", "the reason is logged on stderr")
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		assert.True(t, json.Valid([]byte(line)) && strings.Contains(line, `"jsonrpc":"2.0"`), "stdout carries only MCP frames, got %q", line)
+	}
 	got, err := os.ReadFile(serverLog)
 	require.NoError(t, err)
 	assert.NotContains(t, string(got), "tools/call")
