@@ -104,7 +104,7 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 	server := exec.Command(argv[0], argv[1:]...)
 	code, err := pep.RunStdio(ctx, proxy, server, pep.StdioOptions{Grace: c.Grace})
 	if err != nil {
-		log.Warn("stopped", "code", code, "reason", err)
+		log.Error("stopped", "exit", code, "reason", err)
 	}
 	return code, nil
 }
