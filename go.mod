@@ -3,6 +3,7 @@ module github.com/airlock-dev/airlock
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/open-policy-agent/opa v1.22.3
 	github.com/spf13/cobra v1.10.2

@@ -161,10 +161,17 @@ func ValidateData(data map[string]any) error {
 				check(fmt.Errorf("servers.%s must be an object", name))
 				continue
 			}
-			for _, key := range []string{"untrusted", "outbound", "protected_paths"} {
+			for _, key := range []string{"untrusted", "outbound", "untrusted_resources", "protected_paths"} {
 				if list, ok := entry[key]; ok {
 					check(stringList("servers."+name+"."+key, list))
 				}
+			}
+		}
+	}
+	for _, key := range []string{"untrusted_open_world", "taint_on_injection"} {
+		if v, ok := data[key]; ok {
+			if _, isBool := v.(bool); !isBool {
+				check(fmt.Errorf("%s must be true or false", key))
 			}
 		}
 	}

@@ -25,7 +25,8 @@ const maxDecodedResult = 1 << 20
 // outcome is what the proxy does with a decided frame.
 type outcome struct {
 	allow   bool
-	tool    string
+	tool    string // the tool a tools/call names
+	uri     string // the resource a resources/read names
 	code    int
 	message string
 	data    map[string]any
@@ -64,11 +65,15 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 		return p.refusal(ctx, rec, rule, err.Error(), CodePolicyUnavailable)
 	}
 	rec.fill(dec)
-	rec.DecisionID = newDecisionID()
+	rec.DecisionID = NewDecisionID()
 	if dec.Taint {
 		// The taint is recorded before the content that caused it is
 		// delivered, so the client can never act on it from a clean session.
-		ev := TaintEvent{Server: p.opts.Server, Tool: rec.Tool, At: p.opts.Now().UTC(), DecisionID: rec.DecisionID}
+		ev := TaintEvent{Server: p.opts.Server, Tool: rec.Tool, At: p.opts.Now().UTC(), DecisionID: rec.DecisionID,
+			Rules: ruleIDs(dec.Taints)}
+		if ev.Tool == "" {
+			ev.Tool = rec.Method
+		}
 		if err := p.opts.Session.Taint(ctx, ev); err != nil {
 			p.opts.Logger.Error("cannot record taint; refusing the content", "err", err)
 			return p.refusal(ctx, rec, "session.error", "cannot record the session's taint: "+err.Error(), CodePolicyUnavailable)
@@ -91,7 +96,11 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 			data:    refusalData(rec.DecisionID, []string{"audit.error"}, nil)}
 	}
 	if len(enforced) == 0 {
-		return outcome{allow: true, tool: rec.Tool}
+		out := outcome{allow: true, tool: rec.Tool}
+		if in.Resource != nil {
+			out.uri = in.Resource.URI
+		}
+		return out
 	}
 	if err := p.opts.Session.Refused(ctx); err != nil {
 		p.opts.Logger.Warn("cannot count the refusal", "err", err)
@@ -116,7 +125,7 @@ func (p *Proxy) refusal(ctx context.Context, rec *auditRecord, rule, msg string,
 // recordRefusal writes the audit record of a refusal by airlock and returns its
 // decision ID.
 func (p *Proxy) recordRefusal(ctx context.Context, rec *auditRecord, rule, msg string) string {
-	rec.DecisionID = newDecisionID()
+	rec.DecisionID = NewDecisionID()
 	rec.Action, rec.Allow = "refuse", false
 	rec.Rules = []string{rule}
 	rec.Error = msg
@@ -132,7 +141,7 @@ func (p *Proxy) recordRefusal(ctx context.Context, rec *auditRecord, rule, msg s
 // recordDrop records a server frame that was not relayed.
 func (p *Proxy) recordDrop(dir, rule, id, msg string) {
 	rec := p.newRecord(dir, "", "", id)
-	rec.DecisionID = newDecisionID()
+	rec.DecisionID = NewDecisionID()
 	rec.Action, rec.Rules, rec.Error = "drop", []string{rule}, msg
 	if _, err := p.opts.Audit.Append(rec); err != nil {
 		p.opts.Logger.Error("cannot write the audit record", "err", err, "rule", rule)
@@ -156,6 +165,9 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		in.Arguments = map[string]any{}
 		if req.tool != "" {
 			in.Tool = p.toolInfo(req.tool)
+		}
+		if req.method == "resources/read" {
+			in.Resource = &ResourceInfo{URI: req.uri}
 		}
 		in.Result, err = decodeResult(f)
 		if err != nil {
@@ -192,6 +204,13 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		if in.Arguments, err = decodeObject(argsRaw); err != nil {
 			return nil, "protocol.invalid_request", err
 		}
+	}
+	if f.method == "resources/read" {
+		uri, ok := in.Arguments["uri"].(string)
+		if !ok {
+			return nil, "protocol.invalid_request", errors.New(`resources/read without a "uri" string`)
+		}
+		in.Resource = &ResourceInfo{URI: uri}
 	}
 	if in.Detectors, err = detect(in.Arguments); err != nil {
 		return nil, "detector.error", err
@@ -365,9 +384,9 @@ func refusalData(decisionID string, rules []string, violations []Violation) map[
 	return d
 }
 
-// newDecisionID returns a random ID that joins a refusal the client saw
+// NewDecisionID returns a random ID that joins a refusal the client saw
 // with its audit record.
-func newDecisionID() string {
+func NewDecisionID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])

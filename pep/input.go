@@ -30,6 +30,7 @@ type Input struct {
 	Server    string         `json:"server"`
 	Session   SessionState   `json:"session"`
 	Tool      *ToolInfo      `json:"tool,omitempty"`
+	Resource  *ResourceInfo  `json:"resource,omitempty"`
 	Arguments map[string]any `json:"arguments"`
 	Result    map[string]any `json:"result,omitempty"`
 	Detectors Detections     `json:"detectors"`
@@ -46,9 +47,10 @@ type SessionState struct {
 // TaintEvent records what tainted a session.
 type TaintEvent struct {
 	Server     string    `json:"server"`
-	Tool       string    `json:"tool"`
+	Tool       string    `json:"tool"` // the tool, or the method (resources/read) for other frames
 	At         time.Time `json:"at"`
 	DecisionID string    `json:"decision_id"`
+	Rules      []string  `json:"rules,omitempty"` // the taint rules that fired
 }
 
 // ToolInfo describes the tool a frame calls, as the server last listed it.
@@ -57,6 +59,11 @@ type ToolInfo struct {
 	Pinned      bool           `json:"pinned"`
 	Drift       bool           `json:"drift"`
 	Annotations map[string]any `json:"annotations,omitempty"`
+}
+
+// ResourceInfo names the resource a resources/read frame reads.
+type ResourceInfo struct {
+	URI string `json:"uri"`
 }
 
 // Detections are the detector hits over the frame's arguments or result.
@@ -94,6 +101,9 @@ func (in *Input) Value() (ast.Value, error) {
 		}
 		obj.Insert(ast.InternedTerm("tool"), ast.NewTerm(tool))
 	}
+	if in.Resource != nil {
+		obj.Insert(ast.InternedTerm("resource"), ast.ObjectTerm(item("uri", ast.StringTerm(in.Resource.URI))))
+	}
 	if in.Result != nil {
 		result, err := ast.InterfaceToValue(in.Result)
 		if err != nil {
@@ -107,12 +117,20 @@ func (in *Input) Value() (ast.Value, error) {
 func (s SessionState) value() ast.Value {
 	taint := make([]*ast.Term, len(s.Taint))
 	for i, t := range s.Taint {
-		taint[i] = ast.ObjectTerm(
+		ev := ast.NewObject(
 			item("server", ast.StringTerm(t.Server)),
 			item("tool", ast.StringTerm(t.Tool)),
 			item("at", ast.StringTerm(t.At.UTC().Format(time.RFC3339Nano))),
 			item("decision_id", ast.StringTerm(t.DecisionID)),
 		)
+		if len(t.Rules) > 0 {
+			rules := make([]*ast.Term, len(t.Rules))
+			for j, r := range t.Rules {
+				rules[j] = ast.StringTerm(r)
+			}
+			ev.Insert(ast.InternedTerm("rules"), ast.ArrayTerm(rules...))
+		}
+		taint[i] = ast.NewTerm(ev)
 	}
 	return ast.NewObject(
 		item("id", ast.StringTerm(s.ID)),

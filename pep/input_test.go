@@ -21,7 +21,7 @@ func TestInputValueMatchesJSON(t *testing.T) {
 	inputs := map[string]*Input{
 		"request": {
 			Version: InputVersion, Phase: PhaseRequest, Direction: ClientToServer, Method: "tools/call", Server: "web",
-			Session: SessionState{ID: "s", Tainted: true, Taint: []TaintEvent{{Server: "web", Tool: "fetch", At: at, DecisionID: "d1"}}},
+			Session: SessionState{ID: "s", Tainted: true, Taint: []TaintEvent{{Server: "web", Tool: "fetch", At: at, DecisionID: "d1", Rules: []string{"quarantine.untrusted_result"}}}},
 			Tool:    &ToolInfo{Name: "fetch", Annotations: map[string]any{"openWorldHint": true}},
 			Arguments: map[string]any{"url": "https://example.org", "n": json.Number("9007199254740993"),
 				"nested": []any{map[string]any{"k": nil}, true, 1.5}},
@@ -35,6 +35,7 @@ func TestInputValueMatchesJSON(t *testing.T) {
 			Version: InputVersion, Phase: PhaseResponse, Direction: ServerToClient, Method: "tools/call", Server: "web",
 			Session:   SessionState{ID: "s", Taint: []TaintEvent{}},
 			Tool:      &ToolInfo{Name: "fetch", Pinned: true},
+			Resource:  &ResourceInfo{URI: "file:///srv/inbox/1.eml"},
 			Arguments: map[string]any{},
 			Result:    map[string]any{"isError": false, "content": []any{map[string]any{"type": "text", "text": "ü"}}},
 			Detectors: Detections{Hosts: []detectors.HostHit{}, Emails: []any{}, Secrets: []any{}, Paths: []any{}, Injection: []any{}},

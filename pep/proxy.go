@@ -191,17 +191,17 @@ func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
 	}
 	switch f.kind {
 	case kindRequest:
-		var tool string
+		req := pendingRequest{id: f.id, method: f.method}
 		if decidedRequests[f.method] {
-			out := p.decide(ctx, f, PhaseRequest, ClientToServer, pendingRequest{method: f.method})
+			out := p.decide(ctx, f, PhaseRequest, ClientToServer, req)
 			if !out.allow {
 				p.sendToClient(errorResponse(f.id, out.code, out.message, out.data))
 				return
 			}
-			tool = out.tool
+			req.tool, req.uri = out.tool, out.uri
 		}
 		// Track before forwarding: the response may come back at once.
-		p.pending.add(f.idKey, pendingRequest{id: f.id, method: f.method, tool: tool})
+		p.pending.add(f.idKey, req)
 		if err := p.toServer.Write(line); err != nil {
 			p.pending.take(f.idKey)
 			p.sendToClient(errorResponse(f.id, CodeServerUnavailable,
@@ -365,7 +365,8 @@ func (p *Proxy) failPending(ctx context.Context) {
 type pendingRequest struct {
 	id     string // raw JSON id, to answer with
 	method string
-	tool   string
+	tool   string // for tools/call
+	uri    string // for resources/read
 }
 
 // pendingRequests maps canonical ids of client requests to what they asked.

@@ -438,3 +438,28 @@ func (s *hookSession) Taint(ctx context.Context, ev TaintEvent) error {
 	s.onTaint()
 	return s.MemorySession.Taint(ctx, ev)
 }
+
+// TestResourceURIReachesThePolicy: both phases of resources/read carry the
+// URI the client asked for; a read without one is refused.
+func TestResourceURIReachesThePolicy(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	h := newHarness(t, funcDecider(func(in *Input) (*Decision, error) {
+		if in.Resource != nil {
+			mu.Lock()
+			seen = append(seen, in.Phase+" "+in.Resource.URI)
+			mu.Unlock()
+		}
+		return &Decision{Allow: true}, nil
+	}))
+	h.clientSends(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///inbox/1.eml"}}`)
+	h.serverGets()
+	h.serverSends(`{"jsonrpc":"2.0","id":1,"result":{"contents":[{"uri":"file:///inbox/1.eml","text":"hi"}]}}`)
+	h.clientGets()
+	h.clientSends(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{}}`)
+	e := decodeError(t, h.clientGets())
+	assert.Equal(t, []string{"protocol.invalid_request"}, e.Error.Data.Rules)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"request file:///inbox/1.eml", "response file:///inbox/1.eml"}, seen)
+}

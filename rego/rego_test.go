@@ -152,7 +152,8 @@ const gateData = `{
   "allow_hosts": ["github.com", "*.githubusercontent.com"],
   "servers": {
     "web":   {"untrusted": ["*"]},
-    "slack": {"untrusted": ["read_channel"], "outbound": ["post_message"]}
+    "slack": {"untrusted": ["read_channel"], "outbound": ["post_message"]},
+    "files": {"untrusted_resources": ["file:///srv/[z-a]", "file:///srv/inbox/**"]}
   },
   "waivers": [{"id": "W-2026-014", "rule": "egress.host_not_allowed", "server": "web", "tool": "fetch",
                "match": {"url": "https://docs.internal.example/*"}, "expires": "2027-01-31",
@@ -237,6 +238,27 @@ func TestPolicyBundle(t *testing.T) {
 		assert.Equal(t, true, d["allow"])
 		assert.Equal(t, true, d["taint"])
 	})
+	t.Run("untrusted resource", func(t *testing.T) {
+		d := decide(t, `{"version": 1, "phase": "response", "method": "resources/read", "server": "files",
+			"resource": {"uri": "file:///srv/inbox/a/b.eml"}, "result": {"contents": []},
+			"session": {"id": "s", "tainted": false, "taint": []}, "now": "2026-11-29T12:00:00Z"}`)
+		assert.Equal(t, true, d["allow"])
+		assert.Equal(t, true, d["taint"])
+	})
+	t.Run("resource matching no safe pattern", func(t *testing.T) {
+		d := decide(t, `{"version": 1, "phase": "response", "method": "resources/read", "server": "files",
+			"resource": {"uri": "file:///srv/[z-a]"}, "result": {"error": {"code": -32002, "message": "not found"}},
+			"now": "2026-11-29T12:00:00Z"}`)
+		assert.Equal(t, false, d["taint"])
+	})
+	t.Run("injection marker", func(t *testing.T) {
+		d := decide(t, `{"version": 1, "phase": "response", "method": "prompts/get", "server": "files",
+			"detectors": {"injection": [{"kind": "fake_system_message", "path": "/messages/0/content/text"}]},
+			"result": {"messages": []}, "now": "2026-11-29T12:00:00Z"}`)
+		assert.Equal(t, true, d["taint"])
+		require.Len(t, d["taints"], 1)
+		assert.Equal(t, "quarantine.injection_marker", d["taints"].([]any)[0].(map[string]any)["rule"])
+	})
 	t.Run("empty input", func(t *testing.T) {
 		d := decide(t, `{}`)
 		assert.Equal(t, true, d["allow"])
@@ -276,7 +298,8 @@ func FuzzValidGlob(f *testing.F) {
 }
 
 // globChecker returns a function that tells whether valid_glob accepts p,
-// and fails the test if it does and glob.match(p, null, _) errors.
+// and fails the test if it does and glob.match errors on it, with no
+// delimiters (waivers) or with "/" (untrusted_resources).
 func globChecker(tb testing.TB) func(testing.TB, string) bool {
 	tb.Helper()
 	b := policyBundle(tb, "{}")
@@ -291,6 +314,11 @@ func globChecker(tb testing.TB) func(testing.TB, string) bool {
 		rego.StrictBuiltinErrors(true),
 	).PrepareForEval(context.Background())
 	require.NoError(tb, err)
+	matchSlash, err := rego.New(
+		rego.Query(`glob.match(input, ["/"], "a.b/c")`),
+		rego.StrictBuiltinErrors(true),
+	).PrepareForEval(context.Background())
+	require.NoError(tb, err)
 	return func(tb testing.TB, p string) bool {
 		rs, err := valid.Eval(context.Background(), rego.EvalParsedInput(ast.String(p)))
 		require.NoError(tb, err, "valid_glob(%q)", p)
@@ -299,6 +327,8 @@ func globChecker(tb testing.TB) func(testing.TB, string) bool {
 		}
 		_, err = match.Eval(context.Background(), rego.EvalParsedInput(ast.String(p)))
 		assert.NoError(tb, err, "valid_glob accepts %q, but glob.match fails on it", p)
+		_, err = matchSlash.Eval(context.Background(), rego.EvalParsedInput(ast.String(p)))
+		assert.NoError(tb, err, "valid_glob accepts %q, but glob.match with \"/\" fails on it", p)
 		return true
 	}
 }

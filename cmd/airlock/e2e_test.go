@@ -26,6 +26,11 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Every airlock the tests start keeps its state here, never in the
+	// state directory of the person running the tests.
+	if err := os.Setenv("AIRLOCK_STATE_DIR", filepath.Join(dir, "state")); err != nil {
+		panic(err)
+	}
 	bins.airlock = filepath.Join(dir, "airlock")
 	bins.sdkserver = filepath.Join(dir, "sdkserver")
 	bins.fakeserver = filepath.Join(dir, "fakeserver")

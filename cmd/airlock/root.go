@@ -27,6 +27,7 @@ type config struct {
 	Grace          time.Duration `mapstructure:"grace"`
 	LogLevel       string        `mapstructure:"log_level"`
 	Session        string        `mapstructure:"session"`
+	SessionMaxAge  time.Duration `mapstructure:"session_max_age"`
 	StateDir       string        `mapstructure:"state_dir"`
 }
 
@@ -38,7 +39,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().String("config", "", "YAML config file (keys as the long flag names, with _ for -)")
-	root.AddCommand(newRunCommand(), newEvalCommand(), newAuditCommand(), newVersionCommand())
+	root.AddCommand(newRunCommand(), newStatusCommand(), newClearCommand(), newGCCommand(),
+		newEvalCommand(), newAuditCommand(), newVersionCommand())
 	return root
 }
 
@@ -59,6 +61,7 @@ func loadConfig(cmd *cobra.Command) (*config, error) {
 	v.SetDefault("grace", pep.DefaultGrace)
 	v.SetDefault("audit_arguments", "hash")
 	v.SetDefault("log_level", "info")
+	v.SetDefault("session_max_age", DefaultSessionMaxAge)
 	// Keys with no default must still be known to viper so that their
 	// AIRLOCK_* variables are read when the struct is filled.
 	for _, key := range []string{"server", "policy", "data", "audit", "session", "state_dir"} {

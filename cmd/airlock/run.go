@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/airlock-dev/airlock/bundles"
 	"github.com/airlock-dev/airlock/pep"
 	"github.com/airlock-dev/airlock/pep/audit"
+	"github.com/airlock-dev/airlock/pep/sessions"
 )
 
 func newRunCommand() *cobra.Command {
@@ -50,7 +52,8 @@ started; 5 stopped by a signal.`,
 	fs.Duration("grace", pep.DefaultGrace, "wait after the client leaves before SIGTERM, and after SIGTERM before SIGKILL")
 	fs.String("log-level", "info", "debug, info, warn or error")
 	fs.String("session", "", "session ID shared by the client's airlock processes (default: the client process)")
-	fs.String("state-dir", "", "state directory (default: $XDG_STATE_HOME/airlock)")
+	fs.Duration("session-max-age", DefaultSessionMaxAge, "stale sessions older than this are removed when airlock starts")
+	stateFlags(fs)
 	return cmd
 }
 
@@ -92,7 +95,7 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 	proxy, err := pep.New(pep.Options{
 		Server:         c.Server,
 		Decider:        decider,
-		Session:        pep.NewMemorySession(sessionID(c)),
+		Session:        openSession(c, log),
 		Audit:          auditLog,
 		MaxFrameBytes:  c.MaxFrameBytes,
 		AuditArguments: c.AuditArguments,
@@ -109,14 +112,57 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 	return code, nil
 }
 
-// sessionID names the client session: AIRLOCK_SESSION (or --session) when
-// set, else the client process, which is airlock's parent.
-func sessionID(c *config) string {
-	if c.Session != "" {
-		return c.Session
+// openSession returns the client session shared by every airlock of that
+// client: AIRLOCK_SESSION (or --session) when set, else the client process,
+// which is airlock's parent. A store that cannot be opened fails closed:
+// every decided frame is refused with the reason.
+func openSession(c *config, log *slog.Logger) pep.Session {
+	store, err := openStore(c)
+	if err != nil {
+		log.Error("no session store; refusing every decided frame", "err", err)
+		return unavailableSession{err}
 	}
-	return "pid-" + strconv.Itoa(os.Getppid())
+	for _, w := range store.Warnings() {
+		log.Warn(w)
+	}
+	client, err := sessions.ParentClient()
+	if err != nil {
+		log.Warn("cannot identify the client process", "err", err)
+	}
+	id := c.Session
+	if id == "" {
+		if client == nil {
+			log.Error("no session: set AIRLOCK_SESSION; refusing every decided frame")
+			return unavailableSession{errors.New("cannot identify the client process; set AIRLOCK_SESSION")}
+		}
+		id = sessions.ClientSessionID(client)
+	}
+	go func() {
+		// Housekeeping that no request waits for.
+		if removed, err := store.GC(sessions.GCPolicy{StaleAge: c.SessionMaxAge, NamedAge: c.SessionMaxAge}, time.Now()); err != nil {
+			log.Debug("removing stale sessions", "err", err)
+		} else if len(removed) > 0 {
+			log.Debug("removed stale sessions", "count", len(removed))
+		}
+	}()
+	log.Debug("session", "id", id)
+	session := store.Session(id, client)
+	session.OnRollback = func(err *sessions.RollbackError) {
+		// Someone deleted or rolled back the session file without a clear:
+		// the taint was restored; a person should know.
+		log.Error("the session file lost its taint without a recorded clear; taint restored", "err", err)
+	}
+	return session
 }
+
+// unavailableSession stands in for a session store that cannot be used.
+type unavailableSession struct{ err error }
+
+func (u unavailableSession) State(context.Context) (pep.SessionState, error) {
+	return pep.SessionState{}, u.err
+}
+func (u unavailableSession) Taint(context.Context, pep.TaintEvent) error { return u.err }
+func (u unavailableSession) Refused(context.Context) error               { return u.err }
 
 func openAudit(c *config) (pep.AuditLog, func(), error) {
 	path := c.Audit

@@ -5,7 +5,12 @@ import data.airlock_test.lib
 # Policy data under which every rule could fire.
 full_data := {
 	"allow_hosts": [],
-	"servers": {"web": {"untrusted": ["*"], "outbound": ["*"]}},
+	"servers": {
+		"web": {"untrusted": ["*"], "outbound": ["*"]},
+		"docs": {"untrusted_resources": ["file:///srv/inbox/**"]},
+	},
+	"untrusted_open_world": true,
+	"taint_on_injection": true,
 	"waivers": [{
 		"id": "W-1", "rule": "egress.host_not_allowed", "expires": "2027-01-31",
 		"reason": "r", "approved_by": "a",
@@ -22,7 +27,7 @@ quiet_frames := {
 	"tools/list response": lib.response({"method": "tools/list", "session": {"tainted": true}}),
 	"tools/list request": lib.request({"method": "tools/list"}),
 	"resources/read request": object.union(tainted_call, {"method": "resources/read"}),
-	"resources/read response": lib.response({"method": "resources/read"}),
+	"resources/read response": lib.read_response("file:///a", {"server": "docs"}),
 	"prompts/get response": lib.response({"method": "prompts/get"}),
 	"sampling/createMessage": lib.request({"method": "sampling/createMessage", "direction": "server_to_client"}),
 	"elicitation/create": lib.request({"method": "elicitation/create", "direction": "server_to_client"}),

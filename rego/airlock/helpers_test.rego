@@ -31,12 +31,35 @@ response(over) := object.union(
 	over,
 )
 
+# read_response(uri, over): the response to a resources/read of uri on server
+# "web", as the Go side builds it (no tool, the read result as result), with
+# over merged on top.
+read_response(uri, over) := object.union(
+	object.union(
+		object.remove(response({}), {"tool", "result"}),
+		{
+			"method": "resources/read",
+			"resource": {"uri": uri},
+			"result": {"contents": [{"uri": uri, "mimeType": "text/plain", "text": "hello"}]},
+		},
+	),
+	over,
+)
+
+# error_response(inp): inp with its result replaced by a JSON-RPC error, as
+# the Go side passes one ({"error": …} in place of the result).
+error_response(inp) := object.union(
+	object.remove(inp, {"result"}),
+	{"result": {"error": {"code": -32002, "message": "Resource not found"}}},
+)
+
 # hit(host, path): a host the detectors found in argument path.
 hit(host, path) := {"host": host, "raw": concat("", ["https://", host, "/"]), "kind": "url", "path": path}
 
 # decide(inp, d): data.airlock.decision for input inp and policy data d. A key
 # missing from d is absent from data (for allow_hosts) or has its
-# absent-equivalent value (the other keys).
+# absent-equivalent value (the other keys; null for the two switches, which
+# the policy reads as their defaults).
 decide(inp, d) := dec if {
 	"allow_hosts" in object.keys(d)
 	dec := data.airlock.decision with input as inp
@@ -45,6 +68,8 @@ decide(inp, d) := dec if {
 		with data.waivers as object.get(d, "waivers", [])
 		with data.mode as object.get(d, "mode", "enforce")
 		with data.rule_modes as object.get(d, "rule_modes", {})
+		with data.untrusted_open_world as object.get(d, "untrusted_open_world", null)
+		with data.taint_on_injection as object.get(d, "taint_on_injection", null)
 }
 
 decide(inp, d) := dec if {
@@ -54,6 +79,8 @@ decide(inp, d) := dec if {
 		with data.waivers as object.get(d, "waivers", [])
 		with data.mode as object.get(d, "mode", "enforce")
 		with data.rule_modes as object.get(d, "rule_modes", {})
+		with data.untrusted_open_world as object.get(d, "untrusted_open_world", null)
+		with data.taint_on_injection as object.get(d, "taint_on_injection", null)
 }
 
 # The rule IDs of a decision's violations, waived violations and taints.

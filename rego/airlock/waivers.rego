@@ -88,7 +88,9 @@ _valid_match(m) if {
 # accepts a conservative subset of the glob syntax: literals, backslash
 # escapes, * and ** (with no delimiters both match any run of characters,
 # "/" and "." included), ?, character classes [abc] [!abc] [a-z], and
-# alternatives {a,b} that contain no brackets or braces.
+# alternatives {a,b} that contain no brackets or braces. Whether a pattern
+# compiles does not depend on the delimiters: the quarantine rules use it for
+# untrusted_resources, matched with "/" as the delimiter.
 valid_glob(p) if {
 	is_string(p)
 	not regex.match(`\x{FFFD}`, p) # invalid UTF-8 reads as U+FFFD; glob.match fails on it
