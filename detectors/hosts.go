@@ -12,12 +12,17 @@ import (
 	"strings"
 )
 
-// HostHit is one destination host named by an argument.
+// HostHit is one host named by a value.
 type HostHit struct {
-	Host string `json:"host"` // normalized: lower case, no trailing dot, no port or userinfo
-	Raw  string `json:"raw"`  // the text it was found in (the URL as written)
-	Kind string `json:"kind"` // how it was written: "url"
-	Path string `json:"path"` // JSON pointer of the argument, e.g. "/url" or "/links/0"
+	Host        string `json:"host"`              // normalized: lower case, ASCII (punycode), no trailing dot, port or userinfo; IPs canonical
+	Unicode     string `json:"unicode,omitempty"` // the Unicode form of an IDN host
+	Lookalike   bool   `json:"lookalike,omitempty"`
+	Raw         string `json:"raw"`             // the text it was found in, as written
+	Kind        string `json:"kind"`            // how it was written: one of the HostKind constants
+	Path        string `json:"path"`            // JSON pointer of the value, e.g. "/url" or "/links/0"
+	Field       string `json:"field,omitempty"` // the property name the value stood in
+	Destination bool   `json:"destination"`     // a place the call sends to or fetches from, not a mention in prose
+	Decoded     string `json:"decoded,omitempty"`
 }
 
 // URLHosts returns the host of every scheme://host URL in the string values

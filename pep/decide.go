@@ -240,7 +240,8 @@ func detect(args map[string]any) (d Detections, err error) {
 // noDetections is an empty detector result whose lists encode as [], as
 // they reach the policy, so a saved input document replays the same way.
 func noDetections() Detections {
-	return Detections{Hosts: []detectors.HostHit{}, Emails: []any{}, Secrets: []any{}, Paths: []any{}, Injection: []any{}}
+	return Detections{Hosts: []detectors.HostHit{}, Emails: []detectors.EmailHit{}, Secrets: []detectors.SecretHit{},
+		Paths: []detectors.PathHit{}, Injection: []detectors.InjectionHit{}}
 }
 
 func decodeObject(raw string) (map[string]any, error) {

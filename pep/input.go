@@ -67,13 +67,7 @@ type ResourceInfo struct {
 }
 
 // Detections are the detector hits over the frame's arguments or result.
-type Detections struct {
-	Hosts     []detectors.HostHit `json:"hosts"`
-	Emails    []any               `json:"emails"`
-	Secrets   []any               `json:"secrets"`
-	Paths     []any               `json:"paths"`
-	Injection []any               `json:"injection"`
-}
+type Detections = detectors.Result
 
 // Value converts the input to an OPA value directly, without a JSON round
 // trip; the result is what the prepared query evaluates with. It must agree
@@ -91,7 +85,7 @@ func (in *Input) Value() (ast.Value, error) {
 		item("server", ast.StringTerm(in.Server)),
 		item("session", ast.NewTerm(in.Session.value())),
 		item("arguments", ast.NewTerm(args)),
-		item("detectors", ast.NewTerm(in.Detectors.value())),
+		item("detectors", ast.NewTerm(detectionsValue(in.Detectors))),
 		item("now", ast.StringTerm(in.Now.UTC().Format(time.RFC3339Nano))),
 	)
 	if in.Tool != nil {
@@ -155,33 +149,88 @@ func (t *ToolInfo) value() (ast.Value, error) {
 	return obj, nil
 }
 
-func (d Detections) value() ast.Value {
+// detectionsValue converts detector hits field by field; hits are many and
+// small, and a JSON round trip per frame would cost more than the scan.
+func detectionsValue(d Detections) ast.Value {
 	hosts := make([]*ast.Term, len(d.Hosts))
 	for i, h := range d.Hosts {
-		hosts[i] = ast.ObjectTerm(
+		o := ast.NewObject(
 			item("host", ast.StringTerm(h.Host)),
 			item("raw", ast.StringTerm(h.Raw)),
 			item("kind", ast.StringTerm(h.Kind)),
 			item("path", ast.StringTerm(h.Path)),
+			item("destination", ast.InternedTerm(h.Destination)),
 		)
+		optional(o, "unicode", h.Unicode)
+		optional(o, "field", h.Field)
+		optional(o, "decoded", h.Decoded)
+		if h.Lookalike {
+			o.Insert(ast.InternedTerm("lookalike"), ast.InternedTerm(true))
+		}
+		hosts[i] = ast.NewTerm(o)
 	}
-	empty := func(v []any) *ast.Term {
-		if len(v) == 0 {
-			return ast.ArrayTerm()
+	emails := make([]*ast.Term, len(d.Emails))
+	for i, e := range d.Emails {
+		o := ast.NewObject(
+			item("address", ast.StringTerm(e.Address)),
+			item("domain", ast.StringTerm(e.Domain)),
+			item("path", ast.StringTerm(e.Path)),
+			item("destination", ast.InternedTerm(e.Destination)),
+		)
+		optional(o, "field", e.Field)
+		optional(o, "decoded", e.Decoded)
+		emails[i] = ast.NewTerm(o)
+	}
+	secrets := make([]*ast.Term, len(d.Secrets))
+	for i, sh := range d.Secrets {
+		o := ast.NewObject(
+			item("kind", ast.StringTerm(sh.Kind)),
+			item("path", ast.StringTerm(sh.Path)),
+			item("redacted", ast.StringTerm(sh.Redacted)),
+		)
+		optional(o, "decoded", sh.Decoded)
+		secrets[i] = ast.NewTerm(o)
+	}
+	paths := make([]*ast.Term, len(d.Paths))
+	for i, p := range d.Paths {
+		o := ast.NewObject(
+			item("path", ast.StringTerm(p.Path)),
+			item("raw", ast.StringTerm(p.Raw)),
+			item("arg", ast.StringTerm(p.Arg)),
+		)
+		if len(p.Protected) > 0 {
+			globs := make([]*ast.Term, len(p.Protected))
+			for j, g := range p.Protected {
+				globs[j] = ast.StringTerm(g)
+			}
+			o.Insert(ast.InternedTerm("protected"), ast.ArrayTerm(globs...))
 		}
-		val, err := ast.InterfaceToValue(v)
-		if err != nil {
-			return ast.ArrayTerm()
-		}
-		return ast.NewTerm(val)
+		optional(o, "decoded", p.Decoded)
+		paths[i] = ast.NewTerm(o)
+	}
+	injection := make([]*ast.Term, len(d.Injection))
+	for i, in := range d.Injection {
+		o := ast.NewObject(
+			item("kind", ast.StringTerm(in.Kind)),
+			item("path", ast.StringTerm(in.Path)),
+		)
+		optional(o, "decoded", in.Decoded)
+		injection[i] = ast.NewTerm(o)
 	}
 	return ast.NewObject(
 		item("hosts", ast.ArrayTerm(hosts...)),
-		item("emails", empty(d.Emails)),
-		item("secrets", empty(d.Secrets)),
-		item("paths", empty(d.Paths)),
-		item("injection", empty(d.Injection)),
+		item("emails", ast.ArrayTerm(emails...)),
+		item("secrets", ast.ArrayTerm(secrets...)),
+		item("paths", ast.ArrayTerm(paths...)),
+		item("injection", ast.ArrayTerm(injection...)),
 	)
+}
+
+// optional adds a string member that the JSON form omits when empty.
+func optional(o ast.Object, key, value string) {
+	if value != "" {
+		o.Insert(ast.InternedTerm(key), ast.StringTerm(value))
+	}
 }
 
 func item(key string, value *ast.Term) [2]*ast.Term {

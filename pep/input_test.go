@@ -26,8 +26,14 @@ func TestInputValueMatchesJSON(t *testing.T) {
 			Arguments: map[string]any{"url": "https://example.org", "n": json.Number("9007199254740993"),
 				"nested": []any{map[string]any{"k": nil}, true, 1.5}},
 			Detectors: Detections{
-				Hosts:  []detectors.HostHit{{Host: "example.org", Raw: "https://example.org", Kind: "url", Path: "/url"}},
-				Emails: []any{}, Secrets: []any{}, Paths: []any{}, Injection: []any{},
+				Hosts: []detectors.HostHit{
+					{Host: "example.org", Raw: "https://example.org", Kind: "url", Path: "/url", Field: "url", Destination: true},
+					{Host: "xn--bcher-kva.example", Unicode: "bücher.example", Lookalike: true, Raw: "aGk=", Kind: "hostname", Path: "/b", Decoded: "base64"},
+				},
+				Emails:    []detectors.EmailHit{{Address: "a@b.example", Domain: "b.example", Path: "/to/0", Field: "to", Destination: true}},
+				Secrets:   []detectors.SecretHit{{Kind: "aws_access_key", Path: "/body", Redacted: "AKIA…XYZ", Decoded: "hex"}},
+				Paths:     []detectors.PathHit{{Path: "/home/u/.aws/credentials", Raw: "~/.aws/credentials", Arg: "/path", Protected: []string{"~/.aws/**"}}, {Path: "/tmp/x", Raw: "/tmp/x", Arg: "/p"}},
+				Injection: []detectors.InjectionHit{{Kind: "fake_system_message", Path: "/content/0/text"}},
 			},
 			Now: at,
 		},
@@ -38,7 +44,7 @@ func TestInputValueMatchesJSON(t *testing.T) {
 			Resource:  &ResourceInfo{URI: "file:///srv/inbox/1.eml"},
 			Arguments: map[string]any{},
 			Result:    map[string]any{"isError": false, "content": []any{map[string]any{"type": "text", "text": "ü"}}},
-			Detectors: Detections{Hosts: []detectors.HostHit{}, Emails: []any{}, Secrets: []any{}, Paths: []any{}, Injection: []any{}},
+			Detectors: noDetections(),
 			Now:       at,
 		},
 	}
