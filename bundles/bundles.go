@@ -17,6 +17,9 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 
+	"golang.org/x/net/idna"
+
+	"github.com/airlock-dev/airlock/detectors"
 	defaultpolicy "github.com/airlock-dev/airlock/rego"
 )
 
@@ -146,9 +149,11 @@ func ValidateData(data map[string]any) error {
 	}
 	if v, ok := data["allow_hosts"]; ok {
 		check(stringList("allow_hosts", v))
+		check(asciiHosts(v))
 	}
 	if v, ok := data["protected_paths"]; ok {
 		check(stringList("protected_paths", v))
+		check(globList("protected_paths", v))
 	}
 	if v, ok := data["servers"]; ok {
 		servers, isObj := v.(map[string]any)
@@ -165,6 +170,9 @@ func ValidateData(data map[string]any) error {
 				if list, ok := entry[key]; ok {
 					check(stringList("servers."+name+"."+key, list))
 				}
+			}
+			if list, ok := entry["protected_paths"]; ok {
+				check(globList("servers."+name+".protected_paths", list))
 			}
 		}
 	}
@@ -256,6 +264,21 @@ func stringList(name string, v any) error {
 	return nil
 }
 
+// globList refuses protected-path globs that could never match: a
+// protection that silently protects nothing is worse than an error.
+func globList(name string, v any) error {
+	list, _ := v.([]any)
+	var errs []error
+	for i, item := range list {
+		if g, ok := item.(string); ok {
+			if err := detectors.ValidateProtectedPath(g); err != nil {
+				errs = append(errs, fmt.Errorf("%s[%d] %q: %w", name, i, g, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func mode(name string, v any) error {
 	if s, _ := v.(string); s != "enforce" && s != "audit" {
 		return fmt.Errorf(`%s must be "enforce" or "audit"`, name)
@@ -283,4 +306,58 @@ func UnlistedServer(data map[string]any, server string) error {
 		return nil
 	}
 	return fmt.Errorf("server %q is not in the policy's servers; none of its tools is untrusted or outbound", server)
+}
+
+// asciiHosts refuses allow-list entries in Unicode: host hits reach the
+// policy in their ASCII (punycode) form, so a Unicode entry would never
+// match. The error gives the entry to write instead.
+func asciiHosts(v any) error {
+	list, _ := v.([]any)
+	var errs []error
+	for i, item := range list {
+		entry, _ := item.(string)
+		if isASCII(entry) {
+			continue
+		}
+		hint := ""
+		if ascii, err := idna.Lookup.ToASCII(strings.TrimPrefix(entry, "*.")); err == nil {
+			if strings.HasPrefix(entry, "*.") {
+				ascii = "*." + ascii
+			}
+			hint = fmt.Sprintf("; write %q", ascii)
+		}
+		errs = append(errs, fmt.Errorf("allow_hosts[%d] %q is not ASCII: entries are compared with the punycode form of hosts%s", i, entry, hint))
+	}
+	return errors.Join(errs...)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// ProtectedPaths returns the protected-path globs that apply to server: the
+// top-level protected_paths and the server's own. The path detector matches
+// them; the policy's paths.protected rule decides.
+func ProtectedPaths(data map[string]any, server string) []string {
+	var globs []string
+	add := func(v any) {
+		list, _ := v.([]any)
+		for _, item := range list {
+			if g, ok := item.(string); ok && g != "" {
+				globs = append(globs, g)
+			}
+		}
+	}
+	add(data["protected_paths"])
+	if servers, ok := data["servers"].(map[string]any); ok {
+		if entry, ok := servers[server].(map[string]any); ok {
+			add(entry["protected_paths"])
+		}
+	}
+	return globs
 }

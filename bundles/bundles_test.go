@@ -113,6 +113,13 @@ func TestValidateData(t *testing.T) {
 		{"untrusted_resources not a list", `{"servers": {"mail": {"untrusted_resources": "file:///x"}}}`, "untrusted_resources must be a list"},
 		{"allow_hosts a string", `{"allow_hosts": "github.com"}`, "allow_hosts must be a list"},
 		{"allow_hosts with a number", `{"allow_hosts": ["a", 1]}`, "allow_hosts[1]"},
+		{"allow_hosts in unicode", `{"allow_hosts": ["bücher.example"]}`, `write "xn--bcher-kva.example"`},
+		{"wildcard in unicode", `{"allow_hosts": ["*.bücher.example"]}`, `write "*.xn--bcher-kva.example"`},
+		{"allow_hosts in punycode", `{"allow_hosts": ["xn--bcher-kva.example", "*.example.org"]}`, ""},
+		{"protected paths", `{"protected_paths": ["~/.aws/**"], "servers": {"fs": {"protected_paths": ["/srv/secrets/**"]}}}`, ""},
+		{"protected paths not strings", `{"protected_paths": [1]}`, "protected_paths[0]"},
+		{"relative protected glob", `{"protected_paths": [".env*"]}`, `protected_paths[0] ".env*"`},
+		{"bad server glob", `{"servers": {"fs": {"protected_paths": ["/srv/[a-"]}}}`, "servers.fs.protected_paths[0]"},
 		{"servers a list", `{"servers": []}`, "servers must be an object"},
 		{"misspelt list type", `{"servers": {"web": {"untrusted": "fetch"}}}`, "servers.web.untrusted must be a list"},
 		{"server not an object", `{"servers": {"web": true}}`, "servers.web must be an object"},
@@ -159,4 +166,18 @@ func TestUnlistedServer(t *testing.T) {
 			assert.Equal(t, tc.warn, err != nil, "%v", err)
 		})
 	}
+}
+
+func TestProtectedPaths(t *testing.T) {
+	data := map[string]any{
+		"protected_paths": []any{"~/.aws/**", "**/.env*"},
+		"servers": map[string]any{
+			"fs":  map[string]any{"protected_paths": []any{"/srv/secrets/**"}},
+			"web": map[string]any{},
+		},
+	}
+	assert.Equal(t, []string{"~/.aws/**", "**/.env*", "/srv/secrets/**"}, ProtectedPaths(data, "fs"))
+	assert.Equal(t, []string{"~/.aws/**", "**/.env*"}, ProtectedPaths(data, "web"))
+	assert.Equal(t, []string{"~/.aws/**", "**/.env*"}, ProtectedPaths(data, "unknown"))
+	assert.Nil(t, ProtectedPaths(map[string]any{}, "fs"))
 }

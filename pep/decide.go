@@ -3,12 +3,10 @@ package pep
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,9 +15,9 @@ import (
 	"github.com/airlock-dev/airlock/detectors"
 )
 
-// maxDecodedResult bounds the result that is decoded into the input
-// document. Larger results reach the policy as a summary; Go detectors, not
-// Rego, are the ones that read whole results.
+// maxDecodedResult bounds the result that reaches the policy in the input
+// document. Larger results reach it as a summary; Go detectors, not Rego,
+// are the ones that read whole results.
 const maxDecodedResult = 1 << 20
 
 // outcome is what the proxy does with a decided frame.
@@ -52,7 +50,7 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 	}
 	rec.Session = in.Session.ID
 	rec.Detectors = summarize(in.Detectors)
-	rec.Arguments = p.auditArguments(f, phase)
+	rec.Arguments = p.auditArguments(f, phase, in.Detectors)
 
 	dec, err := p.opts.Decider.Decide(ctx, in)
 	if err != nil {
@@ -169,9 +167,17 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		if req.method == "resources/read" {
 			in.Resource = &ResourceInfo{URI: req.uri}
 		}
-		in.Result, err = decodeResult(f)
+		full, err := decodeResult(f)
 		if err != nil {
 			return nil, "protocol.invalid_request", err
+		}
+		in.Result = full
+		if len(f.result.Raw) > maxDecodedResult {
+			// The detectors read the whole result; the policy gets a summary.
+			in.Result = map[string]any{"isError": f.result.Get("isError").Bool(), "truncated": true, "bytes": len(f.result.Raw)}
+		}
+		if in.Detectors, err = p.detect(detectors.ScanContent, full, req.tool); err != nil {
+			return nil, "detector.error", err
 		}
 		return in, "", nil
 	}
@@ -212,29 +218,37 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		}
 		in.Resource = &ResourceInfo{URI: uri}
 	}
-	if in.Detectors, err = detect(in.Arguments); err != nil {
+	scan := detectors.ScanArguments
+	if dir == ServerToClient {
+		scan = detectors.ScanContent // a server's request carries content for the model
+	}
+	tool := ""
+	if in.Tool != nil {
+		tool = in.Tool.Name
+	}
+	if in.Detectors, err = p.detect(scan, in.Arguments, tool); err != nil {
 		return nil, "detector.error", err
 	}
 	return in, "", nil
 }
 
 func (p *Proxy) toolInfo(name string) *ToolInfo {
-	return &ToolInfo{Name: name, Annotations: p.tools.lookup(name)}
+	return &ToolInfo{Name: name, Annotations: p.tools.lookup(name).annotations}
 }
 
-// detect runs the detectors over arguments. A detector that panics fails
-// the frame closed instead of taking the proxy down.
-func detect(args map[string]any) (d Detections, err error) {
+// detect runs a scan with the options of this server and tool. A detector
+// that panics fails the frame closed instead of taking the proxy down.
+func (p *Proxy) detect(scan func(any, detectors.Options) detectors.Result, v any, tool string) (d Detections, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("a detector failed: %v", r)
 		}
 	}()
-	d = noDetections()
-	if hosts := detectors.URLHosts(args); hosts != nil {
-		d.Hosts = hosts
+	opts := detectors.Options{ProtectedPaths: p.opts.ProtectedPaths, Home: p.opts.Home}
+	if tool != "" {
+		opts.Formats = p.tools.lookup(tool).formats
 	}
-	return d, nil
+	return scan(v, opts), nil
 }
 
 // noDetections is an empty detector result whose lists encode as [], as
@@ -260,97 +274,16 @@ func decodeObject(raw string) (map[string]any, error) {
 	return m, nil
 }
 
-// decodeResult gives the policy the result of a response (or its JSON-RPC
-// error, under "error"). A result too large to decode is summarized.
+// decodeResult decodes the result of a response (or its JSON-RPC error,
+// under "error").
 func decodeResult(f *frame) (map[string]any, error) {
 	if !f.result.Exists() {
 		return map[string]any{"error": gjson.Parse(strings.Clone(f.errObj.Raw)).Value()}, nil
-	}
-	if len(f.result.Raw) > maxDecodedResult {
-		return map[string]any{
-			"isError":   f.result.Get("isError").Bool(),
-			"truncated": true,
-			"bytes":     len(f.result.Raw),
-		}, nil
 	}
 	if !f.result.IsObject() {
 		return map[string]any{"value": gjson.Parse(strings.Clone(f.result.Raw)).Value()}, nil
 	}
 	return decodeObject(f.result.Raw)
-}
-
-// auditRecord is one line of the audit trail.
-type auditRecord struct {
-	Time           string          `json:"time"`
-	DecisionID     string          `json:"decision_id"`
-	Session        string          `json:"session,omitempty"`
-	Server         string          `json:"server"`
-	Direction      string          `json:"direction"`
-	Phase          string          `json:"phase,omitempty"`
-	Method         string          `json:"method,omitempty"`
-	Tool           string          `json:"tool,omitempty"`
-	RequestID      string          `json:"request_id,omitempty"`
-	Action         string          `json:"action"` // forward, refuse or drop
-	Allow          bool            `json:"allow"`
-	Mode           string          `json:"mode,omitempty"`
-	Rules          []string        `json:"rules,omitempty"` // every rule that fired, enforced or not
-	Violations     []Violation     `json:"violations,omitempty"`
-	Waived         []Waived        `json:"waived,omitempty"`
-	ExpiredWaivers []ExpiredWaiver `json:"expired_waivers,omitempty"`
-	Taint          bool            `json:"taint,omitempty"`
-	Taints         []Violation     `json:"taints,omitempty"`
-	Policy         string          `json:"policy_revision,omitempty"`
-	Detectors      map[string]any  `json:"detectors,omitempty"`
-	Arguments      map[string]any  `json:"arguments,omitempty"`
-	Error          string          `json:"error,omitempty"`
-	LatencyUS      int64           `json:"latency_us"`
-}
-
-func (p *Proxy) newRecord(dir, method, tool, id string) *auditRecord {
-	return &auditRecord{
-		Time: p.opts.Now().UTC().Format(time.RFC3339Nano), Server: p.opts.Server, Direction: dir,
-		Method: method, Tool: tool, RequestID: id, Policy: p.opts.Decider.Revision(),
-	}
-}
-
-func (r *auditRecord) fill(d *Decision) {
-	r.Allow, r.Mode = d.Allow, d.Mode
-	r.Violations, r.Waived, r.ExpiredWaivers = d.Violations, d.Waived, d.ExpiredWaivers
-	r.Taint, r.Taints = d.Taint, d.Taints
-	r.Rules = ruleIDs(d.Violations)
-	for _, t := range d.Taints {
-		r.Rules = append(r.Rules, t.Rule)
-	}
-}
-
-// auditArguments records the frame's arguments as the configuration says:
-// by default a digest, so the trail proves what was sent without keeping it.
-func (p *Proxy) auditArguments(f *frame, phase string) map[string]any {
-	if phase != PhaseRequest || !f.params.Exists() || p.opts.AuditArguments == "omit" {
-		return nil
-	}
-	raw := f.params.Raw
-	if args := f.params.Get("arguments"); f.method == "tools/call" && args.Exists() {
-		raw = args.Raw
-	}
-	if p.opts.AuditArguments == "full" {
-		return map[string]any{"value": json.RawMessage(strings.Clone(raw))}
-	}
-	sum := sha256.Sum256([]byte(raw))
-	return map[string]any{"sha256": hex.EncodeToString(sum[:]), "bytes": len(raw)}
-}
-
-func summarize(d Detections) map[string]any {
-	if len(d.Hosts) == 0 {
-		return nil
-	}
-	hosts := make([]string, 0, len(d.Hosts))
-	for _, h := range d.Hosts {
-		if !slices.Contains(hosts, h.Host) {
-			hosts = append(hosts, h.Host)
-		}
-	}
-	return map[string]any{"hosts": hosts}
 }
 
 func ruleIDs(vs []Violation) []string {

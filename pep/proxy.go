@@ -9,12 +9,10 @@ package pep
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +41,10 @@ type Options struct {
 	Audit AuditLog
 	// MaxFrameBytes bounds one line; larger frames are refused.
 	MaxFrameBytes int
+	// ProtectedPaths are the protected-path globs the path detector
+	// matches for this server; Home expands "~" in them and in arguments.
+	ProtectedPaths []string
+	Home           string
 	// AuditArguments is how argument values reach the audit trail: "hash"
 	// (default: SHA-256 and size), "omit", or "full".
 	AuditArguments string
@@ -411,40 +413,4 @@ func (t *pendingRequests) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.m)
-}
-
-// toolCatalog remembers what the server last said about its tools.
-type toolCatalog struct {
-	mu          sync.RWMutex
-	annotations map[string]map[string]any
-}
-
-// update merges a tools/list page into the catalog. Pages add up, and a tool
-// that disappears keeps its last annotations: they can only make a policy
-// stricter. Values are decoded afresh because result views a reused buffer.
-func (c *toolCatalog) update(result gjson.Result) {
-	next := make(map[string]map[string]any)
-	result.Get("tools").ForEach(func(_, tool gjson.Result) bool {
-		name := tool.Get("name")
-		var ann map[string]any
-		if raw := tool.Get("annotations").Raw; name.Type == gjson.String && raw != "" &&
-			json.Unmarshal([]byte(raw), &ann) == nil && ann != nil {
-			next[strings.Clone(name.Str)] = ann
-		}
-		return true
-	})
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.annotations == nil {
-		c.annotations = make(map[string]map[string]any)
-	}
-	for k, v := range next {
-		c.annotations[k] = v
-	}
-}
-
-func (c *toolCatalog) lookup(name string) map[string]any {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.annotations[name]
 }

@@ -2,6 +2,7 @@ package pep
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -462,4 +463,46 @@ func TestResourceURIReachesThePolicy(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []string{"request file:///inbox/1.eml", "response file:///inbox/1.eml"}, seen)
+}
+
+// TestAuditNeverHoldsSecrets: with full argument logging on, arguments in
+// which a detector found a secret are withheld; the hit is recorded in its
+// redacted form only.
+func TestAuditNeverHoldsSecrets(t *testing.T) {
+	const key = "AKIAZ7Q3LMN4PQR8STUV"
+	h := newHarness(t, funcDecider(allowAll), func(s *harnessSetup) { s.opts.AuditArguments = "full" })
+	h.clientSends(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"creds: ` + key + `"}}}`)
+	assert.Contains(t, h.serverGets(), key, "the call itself is not changed")
+	h.clientSends(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`)
+	h.serverGets()
+
+	recs := h.audit.all()
+	require.Len(t, recs, 2)
+	first, _ := json.Marshal(recs[0])
+	assert.NotContains(t, string(first), key)
+	assert.NotContains(t, string(first), "Z7Q3LMN4PQR8")
+	assert.Contains(t, string(first), "aws_access_key")
+	assert.Contains(t, string(first), "withheld")
+	second, _ := json.Marshal(recs[1])
+	assert.Contains(t, string(second), `"hello"`, "arguments without secrets are logged in full")
+}
+
+// TestSchemaFormatsMakeDestinations: a tool whose input schema says an
+// argument is a URI (or email, hostname) makes a bare name in it a
+// destination, which the egress rule refuses.
+func TestSchemaFormatsMakeDestinations(t *testing.T) {
+	h := newHarness(t, defaultEngine(t, testData))
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"visit","arguments":{"site":"evil.example","note":"see evil.example"}}}`
+	h.clientSends(call)
+	assert.Equal(t, call, h.serverGets(), "before the schema is known, a bare name is a mention")
+	h.serverSends(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
+	h.clientGets()
+
+	h.clientSends(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.serverGets()
+	h.serverSends(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"visit","inputSchema":{"type":"object","properties":{"site":{"type":"string","format":"uri"},"note":{"type":"string"}}}}]}}`)
+	h.clientGets()
+	h.clientSends(strings.Replace(call, `"id":2`, `"id":3`, 1))
+	e := decodeError(t, h.clientGets())
+	assert.Equal(t, []string{"egress.host_not_allowed"}, e.Error.Data.Rules, "one hit: the site, not the note")
 }

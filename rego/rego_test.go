@@ -259,6 +259,37 @@ func TestPolicyBundle(t *testing.T) {
 		require.Len(t, d["taints"], 1)
 		assert.Equal(t, "quarantine.injection_marker", d["taints"].([]any)[0].(map[string]any)["rule"])
 	})
+	t.Run("a host mentioned in prose is not egress", func(t *testing.T) {
+		d := decide(t, `{"version": 1, "phase": "request", "method": "tools/call", "server": "web", "tool": {"name": "summarize"},
+			"detectors": {"hosts": [{"host": "evil.example", "raw": "evil.example", "kind": "hostname", "path": "/text", "field": "text", "destination": false}],
+				"emails": [], "secrets": [], "paths": [], "injection": []},
+			"now": "2026-11-29T12:00:00Z"}`)
+		assert.Equal(t, true, d["allow"])
+	})
+	t.Run("protected path", func(t *testing.T) {
+		d := decide(t, `{"version": 1, "phase": "request", "method": "tools/call", "server": "web", "tool": {"name": "read_file"},
+			"detectors": {"hosts": [], "emails": [], "secrets": [], "injection": [],
+				"paths": [{"path": "/home/u/.aws/credentials", "raw": "~/.aws/credentials", "arg": "/path", "protected": ["~/.aws/**"]}]},
+			"now": "2026-11-29T12:00:00Z"}`)
+		assert.Equal(t, false, d["allow"])
+		require.Len(t, d["violations"], 1)
+		v := d["violations"].([]any)[0].(map[string]any)
+		assert.Equal(t, "paths.protected", v["rule"])
+		assert.Contains(t, v["message"], `"~/.aws/**"`)
+	})
+	t.Run("secret to an outbound tool", func(t *testing.T) {
+		d := decide(t, `{"version": 1, "phase": "request", "method": "tools/call", "server": "slack", "tool": {"name": "post_message"},
+			"session": {"id": "s", "tainted": false, "taint": []},
+			"detectors": {"hosts": [], "emails": [], "paths": [], "injection": [],
+				"secrets": [{"kind": "aws_access_key", "path": "/text", "redacted": "AKIA…MPLE", "decoded": "base64"}]},
+			"now": "2026-11-29T12:00:00Z"}`)
+		assert.Equal(t, false, d["allow"])
+		require.Len(t, d["violations"], 1)
+		v := d["violations"].([]any)[0].(map[string]any)
+		assert.Equal(t, "secrets.outbound", v["rule"])
+		assert.Contains(t, v["message"], "AKIA…MPLE")
+		assert.Contains(t, v["message"], "decoded from base64")
+	})
 	t.Run("empty input", func(t *testing.T) {
 		d := decide(t, `{}`)
 		assert.Equal(t, true, d["allow"])
@@ -338,8 +369,8 @@ const fetchCall = `{"version": 1, "phase": "request", "method": "tools/call", "s
 	"session": {"id": "s", "tainted": false, "taint": []}, "tool": {"name": "fetch"},
 	"arguments": {"url": "https://docs.internal.example/a/b", "proxy": "http://evil.example:8080"},
 	"detectors": {"hosts": [
-		{"host": "docs.internal.example", "raw": "https://docs.internal.example/a/b", "kind": "url", "path": "/url"},
-		{"host": "evil.example", "raw": "http://evil.example:8080", "kind": "url", "path": "/proxy"}]},
+		{"host": "docs.internal.example", "raw": "https://docs.internal.example/a/b", "kind": "url", "path": "/url", "field": "url", "destination": true},
+		{"host": "evil.example", "raw": "http://evil.example:8080", "kind": "url", "path": "/proxy", "field": "proxy", "destination": true}]},
 	"now": "2026-11-29T12:00:00Z"}`
 
 // BenchmarkDecision measures one decision on the embedded policy (input

@@ -78,6 +78,7 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 	// runs and refuses every frame it decides, saying why, so the client
 	// sees the reason rather than a server that never started.
 	var decider pep.Decider
+	var protected []string
 	b, err := bundles.Load(ctx, c.Policy, c.Data)
 	if err == nil {
 		decider, err = pep.NewEngine(ctx, b)
@@ -90,6 +91,7 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 		if err := bundles.UnlistedServer(b.Data, c.Server); err != nil {
 			log.Warn(err.Error())
 		}
+		protected = bundles.ProtectedPaths(b.Data, c.Server)
 	}
 
 	proxy, err := pep.New(pep.Options{
@@ -98,6 +100,8 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 		Session:        openSession(c, log),
 		Audit:          auditLog,
 		MaxFrameBytes:  c.MaxFrameBytes,
+		ProtectedPaths: protected,
+		Home:           home(),
 		AuditArguments: c.AuditArguments,
 		Logger:         log,
 	})
@@ -191,3 +195,13 @@ func openAudit(c *config) (pep.AuditLog, func(), error) {
 type unavailableAudit struct{ err error }
 
 func (u unavailableAudit) Append(any) (audit.Entry, error) { return audit.Entry{}, u.err }
+
+// home is the user's home directory, for "~" in protected paths; without
+// one, "~" is not expanded (and ~-globs match only ~-spelled arguments).
+func home() string {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return h
+}

@@ -53,8 +53,9 @@ error_response(inp) := object.union(
 	{"result": {"error": {"code": -32002, "message": "Resource not found"}}},
 )
 
-# hit(host, path): a host the detectors found in argument path.
-hit(host, path) := {"host": host, "raw": concat("", ["https://", host, "/"]), "kind": "url", "path": path}
+# hit(host, path): a destination host (a URL the call fetches) that the
+# detectors found in argument path.
+hit(host, path) := {"host": host, "raw": concat("", ["https://", host, "/"]), "kind": "url", "path": path, "destination": true}
 
 # decide(inp, d): data.airlock.decision for input inp and policy data d. A key
 # missing from d is absent from data (for allow_hosts) or has its

@@ -1,19 +1,30 @@
 # Egress: where the arguments of a tool call may point.
 #
-# data.allow_hosts lists the hosts a call may name: exact hosts, or
-# "*.example.com" for every subdomain of example.com at any depth (not
-# example.com itself). Absent (or null): the rule is off. []: every host is
-# refused. The Go detectors put every host they find in the arguments in
-# input.detectors.hosts, already normalised (lower case, no trailing dot, no
-# port or userinfo).
+# data.allow_hosts lists the hosts a call may send to or fetch from: exact
+# hosts, or "*.example.com" for every subdomain of example.com at any depth
+# (not example.com itself). Absent (or null): egress.host_not_allowed is off.
+# []: every host is refused. Entries are compared lower case with the ASCII
+# form of a host, so an internationalised name must be listed in punycode
+# ("xn--bcher-kva.example", not "bücher.example"); Rego cannot convert it.
+#
+# The Go detectors put every host they find in the arguments in
+# input.detectors.hosts, normalised (lower case, ASCII/punycode, no trailing
+# dot, port or userinfo): URLs, bare hostnames, email domains, IP literals,
+# git remotes, the targets of network commands. A hit with
+# "destination": true is a place the call sends to or fetches from (a URL
+# field, a "to" address, a schema format of uri/email/hostname, a command's
+# target); "destination": false is a mention in prose, which is text, not
+# egress, and is not checked. A hit without a boolean destination is judged
+# as a destination: malformed detector output refuses rather than allows.
+# "lookalike": true marks a host whose Unicode form mixes scripts.
 package airlock.rules.egress
 
 violations contains object.union(
 	{
 		"rule": "egress.host_not_allowed",
 		"message": sprintf(
-			"host %q in argument %q is not in allow_hosts; to allow it, add it to allow_hosts or add a waiver for egress.host_not_allowed",
-			[host, _argument(hit)],
+			"host %q (%s) in argument %q%s is not in allow_hosts; to allow it, add it to allow_hosts or add a waiver for egress.host_not_allowed",
+			[host, _kind(hit), _argument(hit), _decoded(hit)],
 		),
 	},
 	_path(hit),
@@ -22,9 +33,38 @@ violations contains object.union(
 	input.method == "tools/call"
 	data.allow_hosts != null
 	some hit in input.detectors.hosts
+	_destination(hit)
 	host := _host(hit)
 	not _allowed(host)
 }
+
+# A destination whose Unicode form mixes scripts (Cyrillic "а" in "аpple.com")
+# is refused whatever allow_hosts says, unless allow_hosts lists its ASCII
+# form exactly: a wildcard entry does not vouch for a lookalike. This rule
+# does not depend on allow_hosts being set.
+violations contains object.union(
+	{
+		"rule": "egress.lookalike_host",
+		"message": sprintf(
+			"host %q%s (%s) in argument %q%s mixes scripts and looks like another name; check where it really points. To allow it, add %q to allow_hosts exactly, or add a waiver for egress.lookalike_host",
+			[host, _shown_as(hit), _kind(hit), _argument(hit), _decoded(hit), host],
+		),
+	},
+	_path(hit),
+) if {
+	input.phase == "request"
+	input.method == "tools/call"
+	some hit in input.detectors.hosts
+	hit.lookalike == true
+	_destination(hit)
+	host := _host(hit)
+	not host in _exact
+}
+
+# Only an explicit false makes a hit a mention.
+_destination(hit) if not _mention(hit)
+
+_mention(hit) if hit.destination == false
 
 # Allow-list entries, lower-cased and without a trailing dot. Entries that are
 # not strings are ignored; a list that is not a list allows nothing.
@@ -61,6 +101,38 @@ _allowed(host) if {
 _host(hit) := hit.host if is_string(hit.host)
 
 else := sprintf("%v", [hit])
+
+# How the host was written, in words.
+_kinds := {
+	"url": "in a URL",
+	"hostname": "a hostname",
+	"email": "the domain of an email address",
+	"ip": "an IP address",
+	"split": "assembled from several fields",
+	"git": "a git remote",
+	"command": "the target of a network command",
+}
+
+_kind(hit) := k if k := _kinds[hit.kind]
+
+else := sprintf("kind %q", [hit.kind]) if is_string(hit.kind)
+
+else := "kind unknown"
+
+# The Unicode form of an internationalised host, for the person reading.
+_shown_as(hit) := sprintf(" (shown as %q)", [hit.unicode]) if {
+	is_string(hit.unicode)
+	hit.unicode != ""
+}
+
+else := ""
+
+_decoded(hit) := sprintf(" (decoded from %s)", [hit.decoded]) if {
+	is_string(hit.decoded)
+	hit.decoded != ""
+}
+
+else := ""
 
 # The argument a hit is in, as the dotted path a waiver's match uses.
 _argument(hit) := data.airlock.waivers.argument_path(hit.path) if is_string(hit.path)
