@@ -115,8 +115,10 @@ func (p *Proxy) Serve(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 	p.toServer = NewFrameWriter(serverIn)
 
 	go func() {
-		defer close(p.clientDone)
 		p.pumpClient(ctx, NewFrameReader(clientIn, p.opts.MaxFrameBytes))
+		// Mark the client gone before the server can see EOF and exit:
+		// otherwise its exit could be taken for a server that left first.
+		close(p.clientDone)
 		if err := serverIn.Close(); err != nil {
 			p.opts.Logger.Debug("closing the server's input", "err", err)
 		}

@@ -506,3 +506,30 @@ func TestSchemaFormatsMakeDestinations(t *testing.T) {
 	e := decodeError(t, h.clientGets())
 	assert.Equal(t, []string{"egress.host_not_allowed"}, e.Error.Data.Rules, "one hit: the site, not the note")
 }
+
+// TestClientLeavingFirstIsACleanExit: when the client's input ends, the
+// server may exit the instant it sees EOF; that must not be taken for a
+// server that left while the client was connected. The server's input
+// here ends its output as soon as it is closed, and Serve's answer is
+// awaited before Close returns: the worst timing there is.
+func TestClientLeavingFirstIsACleanExit(t *testing.T) {
+	p, err := New(Options{Server: "demo", Decider: funcDecider(allowAll), Audit: &memAudit{}})
+	require.NoError(t, err)
+	clientR, clientW := io.Pipe()
+	serverOutR, serverOutW := io.Pipe()
+	served := make(chan error, 1)
+	serverIn := closeHook{Writer: io.Discard, onClose: func() {
+		serverOutW.Close()
+		<-p.serverDone // the server's output has ended before its input closed
+	}}
+	go func() { served <- p.Serve(context.Background(), clientR, io.Discard, serverIn, serverOutR) }()
+	require.NoError(t, clientW.Close())
+	assert.NoError(t, <-served)
+}
+
+type closeHook struct {
+	io.Writer
+	onClose func()
+}
+
+func (c closeHook) Close() error { c.onClose(); return nil }
