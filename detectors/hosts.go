@@ -758,19 +758,13 @@ var hostCodeTLDs = map[string]bool{
 	"systems": true, "delivery": true, "deals": true, "digital": true, "ink": true, "fun": true, "pro": true,
 }
 
-// Walk calls fn for every string in v, object keys included, with the JSON
-// pointer (RFC 6901) of where it was found.
-func Walk(v any, fn func(path, s string)) {
-	walkStrings(v, "", "", func(path, _, s string) { fn(path, s) })
-}
-
 func walkStrings(v any, path, field string, fn func(path, field, s string)) {
 	switch x := v.(type) {
 	case string:
 		fn(path, field, x)
 	case map[string]any:
 		for k, child := range x {
-			p := path + "/" + escapePointer(k)
+			p := path + "/" + EscapePointer(k)
 			fn(p, "", k)
 			walkStrings(child, p, k, fn)
 		}
@@ -800,7 +794,9 @@ func isURLTerminator(c byte) bool {
 
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
-func escapePointer(k string) string {
+// EscapePointer escapes an object key for a JSON pointer (RFC 6901), as
+// hit paths and Options.Formats keys are written.
+func EscapePointer(k string) string {
 	if !strings.ContainsAny(k, "~/") {
 		return k
 	}

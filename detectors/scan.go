@@ -151,10 +151,10 @@ func (sc *scanner) walk(v any, c scanCtx, depth int) {
 			child := scanCtx{path: c.path, field: k, level: levelDest, chain: c.chain, decodes: c.decodes,
 				fixed: c.fixed, mention: c.mention}
 			if !c.fixed {
-				child.path += "/" + escapePointer(k)
+				child.path += "/" + EscapePointer(k)
 			}
 			if sc.opts.Formats != nil {
-				child.schema = c.schema + "/" + escapePointer(k)
+				child.schema = c.schema + "/" + EscapePointer(k)
 			}
 			sc.scanString(k, scanCtx{path: child.path, level: levelDest, chain: c.chain, decodes: c.decodes,
 				fixed: c.fixed, mention: c.mention})

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/airlock-dev/airlock/detectors"
 )
 
 // toolCatalog remembers what the server last said about its tools: their
@@ -72,16 +74,9 @@ func schemaFormats(schema gjson.Result, pointer string, out map[string]string, d
 		schemaFormats(items, pointer, out, depth+1)
 	}
 	schema.Get("properties").ForEach(func(key, prop gjson.Result) bool {
-		schemaFormats(prop, pointer+"/"+escapePointer(key.String()), out, depth+1)
+		schemaFormats(prop, pointer+"/"+detectors.EscapePointer(key.String()), out, depth+1)
 		return true
 	})
-}
-
-func escapePointer(k string) string {
-	if !strings.ContainsAny(k, "~/") {
-		return k
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
 }
 
 func (c *toolCatalog) lookup(name string) toolMeta {
