@@ -303,7 +303,11 @@ func describeSession(w io.Writer, r sessions.Record, now time.Time) {
 		if i > 0 {
 			label = "and"
 		}
-		fmt.Fprintf(w, "  %-8s %s/%s, %s (decision %s)\n", label, t.Server, t.Tool, ago(t.At, now), t.DecisionID)
+		why := ""
+		if len(t.Rules) > 0 {
+			why = ", " + strings.Join(t.Rules, ", ")
+		}
+		fmt.Fprintf(w, "  %-8s %s/%s, %s (decision %s%s)\n", label, t.Server, t.Tool, ago(t.At, now), t.DecisionID, why)
 	}
 	fmt.Fprintf(w, "  refused  %d call(s) since\n", r.Refused)
 	fmt.Fprintf(w, "  clear    airlock clear %s --reason \"...\"\n", quoteArg(r.ID))

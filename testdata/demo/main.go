@@ -131,9 +131,42 @@ func run(airlockBin, serverBin, dataFile string) error {
 			fmt.Printf("   %s\n", line)
 		}
 	}
+
+	fmt.Println("\n6. A person looks at the session, then clears it with a reason:")
+	for _, args := range [][]string{
+		{"status"},
+		{"clear", "demo-session", "--reason", "read the page: an injection; nothing was sent"},
+	} {
+		cmd := exec.Command(airlockBin, args...)
+		cmd.Env = append(os.Environ(), "AIRLOCK_STATE_DIR="+dir, "AIRLOCK_AUDIT="+auditFile)
+		out, err := cmd.CombinedOutput()
+		if err != nil && args[0] == "status" {
+			return fmt.Errorf("airlock status: %w: %s", err, out)
+		}
+		fmt.Printf("$ airlock %s\n%s\n", strings.Join(quoteArgs(args), " "), indent(string(out)))
+		if err != nil {
+			return fmt.Errorf("airlock clear: %w", err)
+		}
+	}
+
 	out, err := exec.Command(airlockBin, "audit", "verify", auditFile).CombinedOutput()
-	fmt.Printf("\n$ airlock audit verify audit.jsonl\n   %s", out)
+	fmt.Printf("$ airlock audit verify audit.jsonl\n   %s", out)
 	return err
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " :;") {
+			a = fmt.Sprintf("%q", a)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func indent(s string) string {
+	return "   " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n   ")
 }
 
 type client struct {
