@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 FIXTURES := ./testdata/fakeserver/ ./testdata/sdkserver/
 
-.PHONY: all build demo test vet fmt-check rego-test bench clean
+.PHONY: all build demo test vet fmt-check rego-test bench bench-e2e clean
 
 all: build
 
@@ -37,7 +37,12 @@ rego-test:
 	$(GO) tool opa check --strict rego/
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pep/ ./pep/audit/ ./detectors/
+	$(GO) test -run '^$$' -bench . -benchmem ./pep/ ./pep/audit/ ./pep/sessions/ ./detectors/
+
+# End to end: direct, a bare relay and airlock side by side (see bench/README.md).
+bench-e2e: build
+	$(GO) build -o $(BIN)/relay ./bench/relay
+	$(GO) run ./bench -airlock $(BIN)/airlock -relay $(BIN)/relay -server $(BIN)/fakeserver
 
 clean:
 	rm -rf $(BIN)
