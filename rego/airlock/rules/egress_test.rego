@@ -240,3 +240,20 @@ test_lookalike_waivers[name] if {
 	dec := lib.decide(inp, {"allow_hosts": ["*.com"], "waivers": [waiver]})
 	dec.allow == tc.waived
 }
+
+# The membership fast path must agree with the entry walk: a wildcard covers
+# subdomains at any depth, never the name itself or a single label.
+test_wildcard_fast_path[name] if {
+	some name, tc in {
+		"deep subdomain": {"host": "a.b.c.example.com", "allow": ["*.example.com"], "refused": false},
+		"apex": {"host": "example.com", "allow": ["*.example.com"], "refused": true},
+		"single label": {"host": "localhost", "allow": ["*.localhost"], "refused": true},
+		"tld wildcard": {"host": "example.com", "allow": ["*.com"], "refused": false},
+		"exact": {"host": "api.example.com", "allow": ["api.example.com"], "refused": false},
+		"exact elsewhere in a long list": {"host": "z.example", "allow": ["a.example", "*.b.example", "z.example"], "refused": false},
+		"sibling": {"host": "api.example.net", "allow": ["*.example.com", "api.example.com"], "refused": true},
+	}
+	dec := lib.decide(lib.request({"detectors": {"hosts": [lib.hit(tc.host, "/url")]}}), {"allow_hosts": tc.allow})
+	refused := count(dec.violations) > 0
+	refused == tc.refused
+}
