@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/airlock-dev/airlock/bench/policydata"
 )
 
 var (
@@ -365,7 +367,7 @@ func main() {
 		fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	data := policyData()
+	data := policydata.Realistic("bench")
 	if *dataFile != "" {
 		if data, err = os.ReadFile(*dataFile); err != nil {
 			fatal(err)
@@ -453,52 +455,4 @@ func ratio(v float64) string {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "bench:", err)
 	os.Exit(1)
-}
-
-// ---- policy data ----
-
-// policyData is a realistic data file: 50 servers (one is "bench"), 500 tool
-// names in untrusted/outbound lists, 200 allow_hosts entries, 20 live waivers.
-func policyData() []byte {
-	servers := map[string]any{}
-	for s := range 50 {
-		name := fmt.Sprintf("srv%02d", s)
-		var untrusted, outbound []string
-		if s == 0 {
-			name = "bench"
-			untrusted = []string{"fetch", "read_mail", "read_channel"}
-			outbound = []string{"send_message", "post_message", "transfer", "write_file", "delete_file"}
-		}
-		for t := len(untrusted) + len(outbound); t < 10; t++ {
-			tool := fmt.Sprintf("tool_%02d_%d", s, t)
-			if t%2 == 0 {
-				untrusted = append(untrusted, tool)
-			} else {
-				outbound = append(outbound, tool)
-			}
-		}
-		servers[name] = map[string]any{"untrusted": untrusted, "outbound": outbound}
-	}
-	hosts := []string{"github.com"}
-	for i := 1; len(hosts) < 200; i++ {
-		if i%2 == 0 {
-			hosts = append(hosts, fmt.Sprintf("*.svc%03d.example.net", i))
-		} else {
-			hosts = append(hosts, fmt.Sprintf("api%03d.example.com", i))
-		}
-	}
-	var waivers []any
-	for i := range 20 {
-		waivers = append(waivers, map[string]any{
-			"id": fmt.Sprintf("W-2026-%03d", i), "rule": "egress.host_not_allowed",
-			"server": fmt.Sprintf("srv%02d", i+1), "tool": fmt.Sprintf("tool_%02d_1", i+1),
-			"match":   map[string]string{"url": fmt.Sprintf("https://mirror%02d.internal.example/*", i)},
-			"expires": "2099-12-31", "reason": "internal mirror", "approved_by": "sec-team",
-		})
-	}
-	b, err := json.MarshalIndent(map[string]any{"allow_hosts": hosts, "servers": servers, "waivers": waivers, "mode": "enforce"}, "", " ")
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -2,7 +2,6 @@ package pep
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/airlock-dev/airlock/bench/policydata"
 	"github.com/airlock-dev/airlock/detectors"
 )
 
@@ -104,11 +104,11 @@ func TestParseDecision(t *testing.T) {
 
 // BenchmarkDecide measures the decision path of a typical tools/call: input
 // building from the frame (peek, decode, detectors), conversion, Rego
-// evaluation with the default policy, with a small data document and with a
-// realistic one (the size bench/ uses: 50 servers, 200 allow-list entries,
-// 20 waivers), which is what users run.
+// evaluation with the default policy, with a small data document and with
+// the realistic one bench/ uses (50 servers, 200 allow-list entries, 20
+// waivers), which is what users run.
 func BenchmarkDecide(b *testing.B) {
-	for _, data := range []struct{ name, doc string }{{"small", testData}, {"realistic", realisticData(b)}} {
+	for _, data := range []struct{ name, doc string }{{"small", testData}, {"realistic", string(policydata.Realistic("demo"))}} {
 		b.Run(data.name, func(b *testing.B) { benchmarkDecide(b, data.doc) })
 	}
 }
@@ -162,46 +162,4 @@ func benchmarkDecide(b *testing.B, data string) {
 			}
 		}
 	})
-}
-
-// realisticData is a policy data document of the size people run: 50
-// servers with 10 listed tools each ("demo" among them), 200 allow-list
-// entries (exact and wildcard), 20 live waivers.
-func realisticData(b *testing.B) string {
-	servers := map[string]any{}
-	for s := range 50 {
-		name := fmt.Sprintf("srv%02d", s)
-		var untrusted, outbound []string
-		if s == 0 {
-			name, untrusted, outbound = "demo", []string{"fetch"}, []string{"send_message"}
-		}
-		for t := len(untrusted) + len(outbound); t < 10; t++ {
-			if t%2 == 0 {
-				untrusted = append(untrusted, fmt.Sprintf("tool_%02d_%d", s, t))
-			} else {
-				outbound = append(outbound, fmt.Sprintf("tool_%02d_%d", s, t))
-			}
-		}
-		servers[name] = map[string]any{"untrusted": untrusted, "outbound": outbound}
-	}
-	hosts := []string{"github.com"}
-	for i := 1; len(hosts) < 200; i++ {
-		if i%2 == 0 {
-			hosts = append(hosts, fmt.Sprintf("*.svc%03d.example.net", i))
-		} else {
-			hosts = append(hosts, fmt.Sprintf("api%03d.example.com", i))
-		}
-	}
-	var waivers []any
-	for i := range 20 {
-		waivers = append(waivers, map[string]any{
-			"id": fmt.Sprintf("W-%03d", i), "rule": "egress.host_not_allowed",
-			"server": fmt.Sprintf("srv%02d", i+1), "tool": fmt.Sprintf("tool_%02d_1", i+1),
-			"match":   map[string]string{"url": fmt.Sprintf("https://mirror%02d.internal.example/*", i)},
-			"expires": "2099-12-31", "reason": "internal mirror", "approved_by": "sec-team",
-		})
-	}
-	doc, err := json.Marshal(map[string]any{"allow_hosts": hosts, "servers": servers, "waivers": waivers})
-	require.NoError(b, err)
-	return string(doc)
 }
