@@ -185,3 +185,17 @@ test_taint_flag[name] if {
 	has_taints := count(dec.taints) > 0
 	dec.taint == has_taints
 }
+
+# The constant decision of a quiet frame still carries the mode in force.
+test_quiet_frame_carries_the_mode if {
+	dec := lib.decide(lib.request({"method": "tools/list"}), object.union(full_data, {"mode": "audit"}))
+	dec == {
+		"allow": true,
+		"violations": [],
+		"waived": [],
+		"expired_waivers": [],
+		"taint": false,
+		"taints": [],
+		"mode": "audit",
+	}
+}

@@ -89,17 +89,25 @@ _suffixes contains s if {
 	s != "."
 }
 
-# Fast paths for the common case, an allowed host: an entry written exactly
-# as the (normalized) host, or a wildcard on one of its parent domains, found
-# by membership tests instead of normalizing and walking every entry on
-# every decision. The rules after them cover entries written in other case
-# or with a trailing dot.
+# Whether host is allowed. The common case, an allowed host, is settled by
+# membership tests: an entry written exactly as the (normalized) host, or a
+# wildcard on one of its parent domains. Only when both miss are the entries
+# normalized and walked (an entry in other case, or with a trailing dot). The
+# else chain keeps the walk from running when a fast path already answered.
 _allowed(host) if {
 	is_array(data.allow_hosts)
 	host in data.allow_hosts
+} else := true if {
+	_parent_wildcard_listed(host)
+} else := true if {
+	host in _exact
+} else := true if {
+	is_string(host)
+	some s in _suffixes
+	endswith(host, s)
 }
 
-_allowed(host) if {
+_parent_wildcard_listed(host) if {
 	is_array(data.allow_hosts)
 	is_string(host)
 	labels := split(host, ".")
@@ -108,14 +116,6 @@ _allowed(host) if {
 	n > 1
 	some i in numbers.range(1, n - 1)
 	concat(".", array.concat(["*"], array.slice(labels, i, n))) in data.allow_hosts
-}
-
-_allowed(host) if host in _exact
-
-_allowed(host) if {
-	is_string(host)
-	some s in _suffixes
-	endswith(host, s)
 }
 
 # A hit without a host string is refused too, under its raw form.

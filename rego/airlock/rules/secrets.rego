@@ -28,9 +28,9 @@ violations contains object.union(
 ) if {
 	input.phase == "request"
 	input.method == "tools/call"
+	some pointer, hits in _by_argument # first: most calls carry no secret
 	tool := input.tool.name
 	_listed(data.servers[input.server].outbound, tool)
-	some pointer, hits in _by_argument
 }
 
 # Detector output that is not a list cannot be checked: refused as well.
@@ -43,16 +43,18 @@ violations contains {
 } if {
 	input.phase == "request"
 	input.method == "tools/call"
-	tool := input.tool.name
-	_listed(data.servers[input.server].outbound, tool)
 	hits := input.detectors.secrets
 	hits != null
 	not is_array(hits)
+	tool := input.tool.name
+	_listed(data.servers[input.server].outbound, tool)
 }
 
 # The secret hits, grouped by the JSON pointer of their argument ("" for a
 # hit without one).
 _by_argument[pointer] := hits if {
+	is_array(input.detectors.secrets)
+	count(input.detectors.secrets) > 0
 	some pointer in {_hit_pointer(h) | some h in input.detectors.secrets}
 	hits := {h | some h in input.detectors.secrets; _hit_pointer(h) == pointer}
 }
