@@ -32,7 +32,7 @@ type Input struct {
 	Tool      *ToolInfo      `json:"tool,omitempty"`
 	Resource  *ResourceInfo  `json:"resource,omitempty"`
 	Arguments map[string]any `json:"arguments"`
-	Result    map[string]any `json:"result,omitempty"`
+	Result    map[string]any `json:"result,omitzero"` // an empty result is still a result
 	Detectors Detections     `json:"detectors"`
 	Now       time.Time      `json:"now"`
 }
