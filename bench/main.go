@@ -36,10 +36,25 @@ var (
 	rounds     = flag.Int("rounds", 3, "rounds; each round runs every configuration once per workload")
 	workloads  = flag.String("workloads", "seq,conc8,args1m,notify", "comma-separated workloads")
 	jsonOut    = flag.String("json", "", "write all figures as JSON to this file")
+	bigResults = flag.Int("result-bytes", 16<<20, "size of the text result for result16m")
+	startups   = flag.Int("startups", 10, "process starts per round for startup")
+	policyDir  = flag.String("policy-dir", "rego", "policy directory for the airlock-dir configuration of startup")
+	longCalls  = flag.Int("long", 1000000, "calls for the long workload (memory over many calls)")
+	profileDir = flag.String("profile", "", "write a CPU profile of every airlock process to this directory")
 	dataFile   = flag.String("data", "", "policy data for airlock (default: a generated realistic file; its server must be \"bench\")")
 )
 
 var configs = []string{"direct", "relay", "airlock", "airlock-tainted"}
+
+// configsFor lists the configurations a workload runs in. startup also
+// starts airlock with its policy from a directory instead of the embedded
+// bundle.
+func configsFor(w string) []string {
+	if w == "startup" {
+		return []string{"direct", "relay", "airlock", "airlock-dir"}
+	}
+	return configs
+}
 
 // ---- the client ----
 
@@ -54,6 +69,10 @@ type conn struct {
 	mu      sync.Mutex
 	pending map[int64]chan []byte
 	readErr error
+
+	// started is how long the first request (initialize) took to be
+	// answered, from just before exec: the wait a client has at launch.
+	started time.Duration
 }
 
 func start(config, dir string) (*conn, error) {
@@ -65,7 +84,14 @@ func start(config, dir string) (*conn, error) {
 		cmd = exec.Command(*relayBin, "--", *serverBin)
 	default:
 		cmd = exec.Command(*airlockBin, "run", "-n", "bench", "--data", filepath.Join(dir, "..", "data.json"),
-			"--audit", filepath.Join(dir, "audit.jsonl"), "--state-dir", dir, "--log-level", "error", "--", *serverBin)
+			"--audit", filepath.Join(dir, "audit.jsonl"), "--state-dir", dir, "--log-level", "error")
+		if *profileDir != "" {
+			cmd.Args = append(cmd.Args, "--cpu-profile", filepath.Join(*profileDir, config+"-"+filepath.Base(dir)+".pprof"))
+		}
+		if config == "airlock-dir" {
+			cmd.Args = append(cmd.Args, "--policy", *policyDir)
+		}
+		cmd.Args = append(cmd.Args, "--", *serverBin)
 		cmd.Env = append(os.Environ(), "AIRLOCK_SESSION=bench-"+filepath.Base(dir))
 	}
 	cmd.Stderr = os.Stderr
@@ -77,6 +103,7 @@ func start(config, dir string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -86,6 +113,7 @@ func start(config, dir string) (*conn, error) {
 		c.close()
 		return nil, err
 	}
+	c.started = time.Since(t0)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true)
 	return c, nil
 }
@@ -165,11 +193,16 @@ func (c *conn) call(method, params string) ([]byte, error) {
 	return resp, nil
 }
 
-// peakRSS reads the process's VmHWM in KiB.
-func (c *conn) peakRSS() int64 {
+// peakRSS reads the process's VmHWM (peak resident set) in KiB.
+func (c *conn) peakRSS() int64 { return c.status("VmHWM:") }
+
+// rss reads the process's VmRSS (resident set now) in KiB.
+func (c *conn) rss() int64 { return c.status("VmRSS:") }
+
+func (c *conn) status(field string) int64 {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return n
 		}
@@ -192,6 +225,7 @@ type run struct {
 	lat  []time.Duration
 	ops  int
 	wall time.Duration
+	rss  []int64 // long: VmRSS in KiB after each tenth of the calls
 }
 
 func timedCalls(c *conn, params string, n, workers int) (run, error) {
@@ -260,6 +294,29 @@ func workload(name string, c *conn) (run, error) {
 			return run{}, err
 		}
 		return timedCalls(c, bigParams, *bigCalls, 1)
+	case "result16m":
+		params := fmt.Sprintf(`{"name":"big","arguments":{"bytes":%d}}`, *bigResults)
+		return timedCalls(c, params, max(*bigCalls/4, 1), 1)
+	case "long":
+		// Memory over many calls: 8 callers, VmRSS sampled after every
+		// tenth. Flat means no growth in the request table, the session
+		// or any cache.
+		if err := warm(c, echoArgs, *warmup); err != nil {
+			return run{}, err
+		}
+		var r run
+		t0 := time.Now()
+		for range 10 {
+			x, err := timedCalls(c, echoArgs, *longCalls/10, 8)
+			if err != nil {
+				return r, err
+			}
+			r.lat = append(r.lat, x.lat...)
+			r.ops += x.ops
+			r.rss = append(r.rss, c.rss())
+		}
+		r.wall = time.Since(t0)
+		return r, nil
 	case "notify":
 		if _, err := c.call("ping", "{}"); err != nil {
 			return run{}, err
@@ -281,6 +338,9 @@ func workload(name string, c *conn) (run, error) {
 
 // once starts config, runs workload w on it, and stops it.
 func once(config, w, tmp string, seq int) (run, int64, error) {
+	if w == "startup" {
+		return startup(config, tmp, seq)
+	}
 	dir := filepath.Join(tmp, fmt.Sprintf("run%04d", seq))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return run{}, 0, err
@@ -308,6 +368,32 @@ func once(config, w, tmp string, seq int) (run, int64, error) {
 	return r, rss, nil
 }
 
+// startup starts config -startups times; each latency is exec to the
+// answer to initialize, the first frame every client waits for.
+func startup(config, tmp string, seq int) (run, int64, error) {
+	var r run
+	var rss int64
+	for i := range *startups {
+		dir := filepath.Join(tmp, fmt.Sprintf("run%04d-%d", seq, i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return r, 0, err
+		}
+		c, err := start(config, dir)
+		if err != nil {
+			return r, 0, fmt.Errorf("%s: start: %w", config, err)
+		}
+		r.lat = append(r.lat, c.started)
+		r.ops++
+		r.wall += c.started
+		rss = max(rss, c.peakRSS())
+		if err := c.close(); err != nil {
+			return r, rss, fmt.Errorf("%s/startup: %w", config, err)
+		}
+		os.RemoveAll(dir)
+	}
+	return r, rss, nil
+}
+
 // ---- results ----
 
 // Result is the figures of one configuration on one workload, over every round.
@@ -320,6 +406,7 @@ type Result struct {
 	P99us     float64 `json:"p99_us,omitempty"`
 	Rate      float64 `json:"ops_per_s"`
 	PeakRSSKB int64   `json:"peak_rss_kb"`
+	RSSKB     []int64 `json:"rss_kb,omitempty"` // long: VmRSS after each tenth of the calls (last round)
 	lat       []time.Duration
 	wall      time.Duration
 }
@@ -338,6 +425,9 @@ func (r *Result) add(x run, rss int64) {
 	r.Ops += x.ops
 	r.wall += x.wall
 	r.PeakRSSKB = max(r.PeakRSSKB, rss)
+	if x.rss != nil {
+		r.RSSKB = x.rss
+	}
 }
 
 func (r *Result) finish() {
@@ -382,8 +472,9 @@ func main() {
 	for round := range *rounds {
 		for _, w := range ws {
 			// Rotate the order each round so no configuration always goes first.
-			for i := range configs {
-				config := configs[(i+round)%len(configs)]
+			cs := configsFor(w)
+			for i := range cs {
+				config := cs[(i+round)%len(cs)]
 				seq++
 				x, rss, err := once(config, w, tmp, seq)
 				if err != nil {
@@ -405,7 +496,7 @@ func main() {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tconfig\tops\tp50 µs\tp90 µs\tp99 µs\tops/s\tpeak RSS MiB\t")
 	for _, w := range ws {
-		for _, config := range configs {
+		for _, config := range configsFor(w) {
 			r := results[w+"/"+config]
 			r.finish()
 			all = append(all, r)
@@ -418,7 +509,7 @@ func main() {
 	fmt.Fprintln(tw, "workload\tvs relay\tp50 ×\tp99 ×\trate ×\t")
 	for _, w := range ws {
 		base := results[w+"/relay"]
-		for _, config := range configs[2:] {
+		for _, config := range configsFor(w)[2:] {
 			r := results[w+"/"+config]
 			x := Ratio{Workload: w, Config: config, P50: div(r.P50us, base.P50us), P99: div(r.P99us, base.P99us), Rate: div(r.Rate, base.Rate)}
 			ratios = append(ratios, x)
@@ -426,10 +517,20 @@ func main() {
 		}
 	}
 	tw.Flush()
+	for _, r := range all {
+		if len(r.RSSKB) > 0 {
+			fmt.Printf("\n%s %s: VmRSS MiB after each tenth of %d calls:", r.Workload, r.Config, *longCalls)
+			for _, kb := range r.RSSKB {
+				fmt.Printf(" %.1f", float64(kb)/1024)
+			}
+			fmt.Println()
+		}
+	}
 
 	if *jsonOut != "" {
 		b, _ := json.MarshalIndent(map[string]any{
 			"rounds": *rounds, "n": *calls, "warmup": *warmup, "big": *bigCalls, "notify": *notifs,
+			"result_bytes": *bigResults, "startups": *startups, "long": *longCalls,
 			"results": all, "ratios": ratios,
 		}, "", "  ")
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {

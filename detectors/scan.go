@@ -481,12 +481,19 @@ func (sc *scanner) json(s string, c scanCtx) bool {
 	if len(t) < 2 || !(t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		return false
 	}
+	if len(t) > sc.maxBytes-sc.decoded {
+		// Decoding it would cost memory in proportion to its size; it is
+		// still scanned as text, and the limit hit says so.
+		sc.limit(c.path, "JSON text larger than the decode budget was scanned as text only")
+		return false
+	}
 	var v any
 	d := json.NewDecoder(strings.NewReader(t))
 	d.UseNumber()
 	if d.Decode(&v) != nil || d.More() {
 		return false
 	}
+	sc.decoded += len(t)
 	if c.decodes >= sc.maxDepth {
 		sc.depthLimit(c.path)
 		return false

@@ -167,16 +167,26 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		if req.method == "resources/read" {
 			in.Resource = &ResourceInfo{URI: req.uri}
 		}
-		full, err := decodeResult(f)
-		if err != nil {
+		if len(f.result.Raw) > maxDecodedResult {
+			// The policy gets a summary of a large result; the detectors
+			// read all of it below.
+			in.Result = map[string]any{"isError": f.result.Get("isError").Bool(), "truncated": true, "bytes": len(f.result.Raw)}
+		} else if in.Result, err = decodeResult(f); err != nil {
 			return nil, "protocol.invalid_request", err
 		}
-		in.Result = full
-		if len(f.result.Raw) > maxDecodedResult {
-			// The detectors read the whole result; the policy gets a summary.
-			in.Result = map[string]any{"isError": f.result.Get("isError").Bool(), "truncated": true, "bytes": len(f.result.Raw)}
+		if f.result.IsObject() {
+			// An object result (every MCP result) is scanned in place:
+			// a 16 MiB result is not decoded into a second copy.
+			raw := f.result.Raw
+			in.Detectors, err = p.detect(func(_ any, o detectors.Options) detectors.Result { return detectors.ScanContentJSON(raw, o) }, nil, req.tool)
+		} else {
+			full := in.Result
+			if len(f.result.Raw) > maxDecodedResult {
+				full = map[string]any{"value": gjson.Parse(f.result.Raw).Value()}
+			}
+			in.Detectors, err = p.detect(detectors.ScanContent, full, req.tool)
 		}
-		if in.Detectors, err = p.detect(detectors.ScanContent, full, req.tool); err != nil {
+		if err != nil {
 			return nil, "detector.error", err
 		}
 		return in, "", nil

@@ -33,9 +33,10 @@ func (e *FrameTooLargeError) Error() string {
 // FrameReader splits a stream into newline-delimited frames of any length up
 // to a limit.
 type FrameReader struct {
-	r   *bufio.Reader
-	max int
-	big []byte // reused for frames that do not fit in the bufio buffer
+	r      *bufio.Reader
+	max    int
+	big    []byte   // the start of an oversized line, for its error
+	blocks [][]byte // reused list of the blocks of a long line
 }
 
 // NewFrameReader reads frames of at most max bytes from r.
@@ -75,29 +76,60 @@ func (fr *FrameReader) readLine() ([]byte, error) {
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		return line, err
 	}
-	// A long line: gather it in a reusable buffer, growing it once to the
-	// frame's size rather than by doubling where we can.
-	fr.big = append(fr.big[:0], line...)
+	// A long line: gather it in blocks, then copy it once into a buffer of
+	// its exact size. Growing one buffer instead would leave a trail of
+	// outgrown copies (about four times the frame at Go's growth rate) for
+	// the GC, and the heap goal would follow them: this keeps the peak near
+	// two frames, for a moment, then one.
+	blocks := fr.blocks[:0]
+	block := append(make([]byte, 0, max(len(line), bigBlock)), line...)
+	total := len(line)
 	for {
 		line, err = fr.r.ReadSlice('\n')
-		if len(fr.big)+len(line) > fr.max+2 { // +2 for the line ending
+		total += len(line)
+		if total > fr.max+2 { // +2 for the line ending
+			first := block
+			if len(blocks) > 0 {
+				first = blocks[0]
+			}
+			fr.big = first[:min(len(first), 4096)]
+			fr.blocks = clearBlocks(blocks)
 			return nil, fr.discard(err)
 		}
-		fr.big = append(fr.big, line...)
-		switch {
-		case err == nil:
-			frame, err := fr.checkLimit(trimEOL(fr.big))
-			if err != nil {
-				fr.big = fr.big[:0]
-			}
-			fr.shrink()
-			return frame, err
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default:
-			return fr.big, err
+		if len(block)+len(line) > cap(block) {
+			blocks = append(blocks, block)
+			block = make([]byte, 0, max(len(line), bigBlock))
+		}
+		block = append(block, line...)
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			// EOF (or a read error) in the middle of a line: what came.
+			return join(append(blocks, block), total), err
+		}
+		if err == nil {
+			frame := join(append(blocks, block), total)
+			fr.blocks = clearBlocks(blocks)
+			return fr.checkLimit(trimEOL(frame))
 		}
 	}
+}
+
+// bigBlock is the block size for gathering long lines.
+const bigBlock = 1 << 20
+
+// join copies blocks into one buffer of size total.
+func join(blocks [][]byte, total int) []byte {
+	out := make([]byte, 0, total)
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// clearBlocks drops the references to the blocks so that they can be
+// collected, keeping the slice for the next long line.
+func clearBlocks(blocks [][]byte) [][]byte {
+	clear(blocks)
+	return blocks[:0]
 }
 
 // checkLimit refuses a complete line longer than the limit.
@@ -108,11 +140,11 @@ func (fr *FrameReader) checkLimit(frame []byte) ([]byte, error) {
 	return nil, &FrameTooLargeError{Limit: fr.max, Prefix: append([]byte(nil), frame[:min(len(frame), 4096)]...)}
 }
 
-// discard skips the rest of an oversized line and reports it.
+// discard skips the rest of an oversized line and reports it, with the
+// line's first bytes (in fr.big) as the prefix.
 func (fr *FrameReader) discard(err error) error {
-	prefix := append([]byte(nil), fr.big[:min(len(fr.big), 4096)]...)
-	fr.big = fr.big[:0]
-	fr.shrink()
+	prefix := append([]byte(nil), fr.big...)
+	fr.big = nil
 	for errors.Is(err, bufio.ErrBufferFull) {
 		_, err = fr.r.ReadSlice('\n')
 	}
@@ -120,14 +152,6 @@ func (fr *FrameReader) discard(err error) error {
 		return err
 	}
 	return &FrameTooLargeError{Limit: fr.max, Prefix: prefix}
-}
-
-// shrink lets a one-off huge frame's buffer be collected instead of pinning
-// its memory for the rest of the session.
-func (fr *FrameReader) shrink() {
-	if cap(fr.big) > 4*readChunk {
-		fr.big = nil
-	}
 }
 
 func trimEOL(line []byte) []byte {

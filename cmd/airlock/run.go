@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,12 @@ started; 5 stopped by a signal.`,
 			if err != nil {
 				return &exitError{code: pep.ExitUsage, err: err}
 			}
+			stopProfile, err := startCPUProfile(cmd)
+			if err != nil {
+				return &exitError{code: pep.ExitUsage, err: err}
+			}
 			code, err := run(cmd.Context(), c, args)
+			stopProfile()
 			if code != pep.ExitOK || err != nil {
 				return &exitError{code: code, err: err}
 			}
@@ -54,7 +60,27 @@ started; 5 stopped by a signal.`,
 	fs.String("session", "", "session ID shared by the client's airlock processes (default: the client process)")
 	fs.Duration("session-max-age", DefaultSessionMaxAge, "stale sessions older than this are removed when airlock starts")
 	stateFlags(fs)
+	// For the benchmarks (bench/README.md), not for users: hidden.
+	fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file")
+	_ = fs.MarkHidden("cpu-profile")
 	return cmd
+}
+
+// startCPUProfile starts the CPU profile --cpu-profile asks for, if any.
+func startCPUProfile(cmd *cobra.Command) (stop func(), err error) {
+	path, _ := cmd.Flags().GetString("cpu-profile")
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func run(ctx context.Context, c *config, argv []string) (int, error) {
