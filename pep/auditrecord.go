@@ -41,7 +41,7 @@ type auditRecord struct {
 func (p *Proxy) newRecord(dir, method, tool, id string) *auditRecord {
 	return &auditRecord{
 		Time: p.opts.Now().UTC().Format(time.RFC3339Nano), Server: p.opts.Server, Direction: dir,
-		Method: method, Tool: tool, RequestID: id, Policy: p.opts.Decider.Revision(),
+		Method: method, Tool: tool, RequestID: id, Policy: p.revision(),
 	}
 }
 

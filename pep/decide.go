@@ -35,12 +35,18 @@ type outcome struct {
 // frame: a frame airlock cannot decide is a frame it does not pass.
 func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pendingRequest) outcome {
 	start := time.Now()
+	// A frame that needs a decision waits for the policy to load; the
+	// wait counts in its latency.
+	_, policyErr := p.waitPolicy(ctx)
 	rec := p.newRecord(dir, f.method, req.tool, f.id)
 	rec.Phase = phase
 	if phase == PhaseResponse {
 		rec.Method, rec.RequestID = req.method, req.id
 	}
 
+	if policyErr != nil {
+		return p.refusal(ctx, rec, "policy.unavailable", policyErr.Error(), CodePolicyUnavailable)
+	}
 	in, rule, err := p.buildInput(ctx, f, phase, dir, req)
 	if err != nil {
 		return p.refusal(ctx, rec, rule, err.Error(), CodeInvalidRequest)
@@ -52,7 +58,7 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 	rec.Detectors = summarize(in.Detectors)
 	rec.Arguments = p.auditArguments(f, phase, in.Detectors)
 
-	dec, err := p.opts.Decider.Decide(ctx, in)
+	dec, err := p.policy.Decider.Decide(ctx, in)
 	if err != nil {
 		rule := "policy.error"
 		var pe *PolicyError
@@ -254,7 +260,7 @@ func (p *Proxy) detect(scan func(any, detectors.Options) detectors.Result, v any
 			err = fmt.Errorf("a detector failed: %v", r)
 		}
 	}()
-	opts := detectors.Options{ProtectedPaths: p.opts.ProtectedPaths, Home: p.opts.Home}
+	opts := detectors.Options{ProtectedPaths: p.policy.ProtectedPaths, Home: p.opts.Home}
 	if tool != "" {
 		opts.Formats = p.tools.lookup(tool).formats
 	}

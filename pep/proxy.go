@@ -32,9 +32,16 @@ type Options struct {
 	// Server is the name of the server behind this proxy (-n), as the
 	// policy data knows it.
 	Server string
-	// Decider decides frames. Required; use Unavailable when no policy
-	// could be loaded.
+	// Decider decides frames. Required unless LoadPolicy is set; use
+	// Unavailable when no policy could be loaded.
 	Decider Decider
+	// LoadPolicy, when set, loads the policy (in place of Decider and
+	// ProtectedPaths) in the background when Serve starts. Frames that need
+	// no decision (initialize, notifications, pings) flow meanwhile, so the
+	// client's first frames are not held up by compiling the policy; a
+	// frame that needs a decision waits for it. It must not fail: a policy
+	// that cannot be loaded is a Policy with an Unavailable decider.
+	LoadPolicy func(context.Context) Policy
 	// Session is the client session's taint state. Default: a session
 	// private to this proxy.
 	Session Session
@@ -56,13 +63,23 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Policy is what the proxy takes from a loaded policy: the decider, and the
+// settings of the detectors that come from the policy data.
+type Policy struct {
+	Decider        Decider
+	ProtectedPaths []string
+}
+
 // ErrServerClosed is returned by Serve when the server's output ended while
 // the client was still connected.
 var ErrServerClosed = errors.New("the server closed its output")
 
 // Proxy relays and decides the frames of one client-server connection.
 type Proxy struct {
-	opts     Options
+	opts Options
+	// policy is valid once policyReady is closed.
+	policy      Policy
+	policyReady chan struct{}
 	pending  pendingRequests
 	tools    toolCatalog
 	toClient *FrameWriter
@@ -75,8 +92,8 @@ type Proxy struct {
 
 // New validates opts and returns a proxy.
 func New(opts Options) (*Proxy, error) {
-	if opts.Decider == nil {
-		return nil, errors.New("pep: a decider is required")
+	if opts.Decider == nil && opts.LoadPolicy == nil {
+		return nil, errors.New("pep: a decider or a policy loader is required")
 	}
 	if opts.Audit == nil {
 		return nil, errors.New("pep: an audit log is required")
@@ -100,7 +117,42 @@ func New(opts Options) (*Proxy, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Proxy{opts: opts, clientDone: make(chan struct{}), serverDone: make(chan struct{})}, nil
+	p := &Proxy{opts: opts, policyReady: make(chan struct{}), clientDone: make(chan struct{}), serverDone: make(chan struct{})}
+	if opts.LoadPolicy == nil {
+		p.policy = Policy{Decider: opts.Decider, ProtectedPaths: opts.ProtectedPaths}
+		close(p.policyReady)
+	}
+	return p, nil
+}
+
+// loadPolicy loads the policy with Options.LoadPolicy, once.
+func (p *Proxy) loadPolicy(ctx context.Context) {
+	pol := p.opts.LoadPolicy(ctx)
+	if pol.Decider == nil {
+		pol.Decider = Unavailable{Err: errors.New("the policy loader returned no decider")}
+	}
+	p.policy = pol
+	close(p.policyReady)
+}
+
+// waitPolicy returns the policy, waiting for it to load.
+func (p *Proxy) waitPolicy(ctx context.Context) (Policy, error) {
+	select {
+	case <-p.policyReady:
+		return p.policy, nil
+	case <-ctx.Done():
+		return Policy{}, &PolicyError{Rule: "policy.unavailable", Err: fmt.Errorf("waiting for the policy to load: %w", ctx.Err())}
+	}
+}
+
+// revision names the policy in force, or "" while it loads.
+func (p *Proxy) revision() string {
+	select {
+	case <-p.policyReady:
+		return p.policy.Decider.Revision()
+	default:
+		return ""
+	}
 }
 
 // Serve relays frames until the server's output ends. When the client's
@@ -114,6 +166,9 @@ func New(opts Options) (*Proxy, error) {
 func (p *Proxy) Serve(ctx context.Context, clientIn io.Reader, clientOut io.Writer, serverIn io.WriteCloser, serverOut io.Reader) error {
 	p.toClient = NewFrameWriter(clientOut)
 	p.toServer = NewFrameWriter(serverIn)
+	if p.opts.LoadPolicy != nil {
+		go p.loadPolicy(ctx)
+	}
 
 	go func() {
 		p.pumpClient(ctx, NewFrameReader(clientIn, p.opts.MaxFrameBytes))

@@ -3,6 +3,7 @@ package pep
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -533,3 +534,46 @@ type closeHook struct {
 }
 
 func (c closeHook) Close() error { c.onClose(); return nil }
+
+// TestPolicyLoadsInTheBackground: while the policy loads, frames that need
+// no decision flow (the client's initialize is not held up by compiling
+// the policy); a frame that needs one waits and is then decided by the
+// loaded policy, with its revision in the audit trail. A loader that
+// fails leaves an Unavailable policy: refused, with the reason.
+func TestPolicyLoadsInTheBackground(t *testing.T) {
+	release := make(chan struct{})
+	refuseAll := funcDecider(func(*Input) (*Decision, error) {
+		return &Decision{Allow: false, Mode: "enforce", Violations: []Violation{{Rule: "test.loaded", Message: "decided by the loaded policy", Mode: "enforce"}}}, nil
+	})
+	h := newHarness(t, nil, func(s *harnessSetup) {
+		s.opts.LoadPolicy = func(context.Context) Policy {
+			<-release
+			return Policy{Decider: refuseAll}
+		}
+	})
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`
+	h.clientSends(initialize)
+	assert.Equal(t, initialize, h.serverGets(), "initialize must pass while the policy loads")
+	h.serverSends(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{}}`, h.clientGets())
+
+	h.clientSends(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	close(release)
+	e := decodeError(t, h.clientGets())
+	assert.Equal(t, "2", string(e.ID))
+	assert.Equal(t, []string{"test.loaded"}, e.Error.Data.Rules)
+	recs := h.audit.all()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "test", recs[0]["policy_revision"], "the record names the loaded policy")
+
+	failed := newHarness(t, nil, func(s *harnessSetup) {
+		s.opts.LoadPolicy = func(context.Context) Policy {
+			return Policy{Decider: Unavailable{Err: errors.New("bundle signature does not verify")}}
+		}
+	})
+	failed.clientSends(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	e = decodeError(t, failed.clientGets())
+	assert.Equal(t, CodePolicyUnavailable, e.Error.Code)
+	assert.Equal(t, []string{"policy.unavailable"}, e.Error.Data.Rules)
+	assert.Contains(t, e.Error.Message, "bundle signature does not verify")
+}

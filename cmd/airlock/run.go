@@ -100,33 +100,34 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 	}
 	defer closeAudit()
 
+	// The policy compiles while the server starts and the client's first
+	// frames (initialize) flow; frames that need a decision wait for it.
 	// A policy that cannot be loaded does not stop the server: airlock
 	// runs and refuses every frame it decides, saying why, so the client
 	// sees the reason rather than a server that never started.
-	var decider pep.Decider
-	var protected []string
-	b, err := bundles.Load(ctx, c.Policy, c.Data)
-	if err == nil {
-		decider, err = pep.NewEngine(ctx, b)
-	}
-	if err != nil {
-		log.Error("no policy loaded; refusing every decided frame", "err", err)
-		decider = pep.Unavailable{Err: err}
-	} else {
-		log.Debug("policy loaded", "revision", decider.Revision())
+	loadPolicy := func(ctx context.Context) pep.Policy {
+		b, err := bundles.Load(ctx, c.Policy, c.Data)
+		var engine *pep.Engine
+		if err == nil {
+			engine, err = pep.NewEngine(ctx, b)
+		}
+		if err != nil {
+			log.Error("no policy loaded; refusing every decided frame", "err", err)
+			return pep.Policy{Decider: pep.Unavailable{Err: err}}
+		}
+		log.Debug("policy loaded", "revision", engine.Revision())
 		if err := bundles.UnlistedServer(b.Data, c.Server); err != nil {
 			log.Warn(err.Error())
 		}
-		protected = bundles.ProtectedPaths(b.Data, c.Server)
+		return pep.Policy{Decider: engine, ProtectedPaths: bundles.ProtectedPaths(b.Data, c.Server)}
 	}
 
 	proxy, err := pep.New(pep.Options{
 		Server:         c.Server,
-		Decider:        decider,
+		LoadPolicy:     loadPolicy,
 		Session:        openSession(c, log),
 		Audit:          auditLog,
 		MaxFrameBytes:  c.MaxFrameBytes,
-		ProtectedPaths: protected,
 		Home:           home(),
 		AuditArguments: c.AuditArguments,
 		Logger:         log,
