@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 FIXTURES := ./testdata/fakeserver/ ./testdata/sdkserver/
 
-.PHONY: all build demo test vet fmt-check rego-test bench bench-e2e clean
+.PHONY: all build demo test vet fmt-check rego-test bench bench-e2e conformance clean
 
 all: build
 
@@ -35,6 +35,14 @@ fmt-check:
 rego-test:
 	$(GO) tool opa test --fail-on-empty rego/
 	$(GO) tool opa check --strict rego/
+
+# The official MCP conformance suite's server scenarios against the Go SDK's
+# conformance server, direct and through airlock: the same checks must pass
+# (testdata/conformance/run.sh). The suite, supergateway and Node 22 come from
+# the npm registry into testdata/conformance/node_modules.
+conformance: build
+	testdata/conformance/install.sh
+	testdata/conformance/run.sh $(BIN)/airlock
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pep/ ./pep/audit/ ./pep/sessions/ ./detectors/
