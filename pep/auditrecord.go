@@ -13,17 +13,20 @@ import (
 
 // auditRecord is one line of the audit trail.
 type auditRecord struct {
-	Time           string          `json:"time"`
-	DecisionID     string          `json:"decision_id"`
-	Session        string          `json:"session,omitempty"`
-	Server         string          `json:"server"`
-	Direction      string          `json:"direction"`
-	Phase          string          `json:"phase,omitempty"`
-	Method         string          `json:"method,omitempty"`
-	Tool           string          `json:"tool,omitempty"`
-	RequestID      string          `json:"request_id,omitempty"`
-	Action         string          `json:"action"` // forward, refuse or drop
-	Allow          bool            `json:"allow"`
+	Time       string `json:"time"`
+	DecisionID string `json:"decision_id"`
+	Session    string `json:"session,omitempty"`
+	Server     string `json:"server"`
+	Direction  string `json:"direction"`
+	Phase      string `json:"phase,omitempty"`
+	Method     string `json:"method,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
+	Action     string `json:"action"` // forward, refuse or drop
+	Allow      bool   `json:"allow"`
+	// Undecided marks a response relayed without asking the policy: its
+	// response gate says no rule acts on it (rego/README.md).
+	Undecided      bool            `json:"undecided,omitempty"`
 	Mode           string          `json:"mode,omitempty"`
 	Rules          []string        `json:"rules,omitempty"` // every rule that fired, enforced or not
 	Violations     []Violation     `json:"violations,omitempty"`

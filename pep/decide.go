@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -47,9 +48,18 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 	if policyErr != nil {
 		return p.refusal(ctx, rec, "policy.unavailable", policyErr.Error(), CodePolicyUnavailable)
 	}
+	if phase == PhaseResponse {
+		if needed, d := p.responseNeedsDecision(f, req); !needed {
+			return p.relayUndecided(ctx, rec, d, start)
+		}
+	}
 	in, rule, err := p.buildInput(ctx, f, phase, dir, req)
 	if err != nil {
-		return p.refusal(ctx, rec, rule, err.Error(), CodeInvalidRequest)
+		code := CodeInvalidRequest // the frame's fault
+		if rule == "session.error" || rule == "detector.error" {
+			code = CodePolicyUnavailable // airlock's: it cannot decide
+		}
+		return p.refusal(ctx, rec, rule, err.Error(), code)
 	}
 	if in.Tool != nil {
 		rec.Tool = in.Tool.Name
@@ -94,10 +104,7 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 	rec.LatencyUS = time.Since(start).Microseconds()
 	if _, err := p.opts.Audit.Append(rec); err != nil {
 		// A decision that cannot be recorded is not applied.
-		p.opts.Logger.Error("cannot write the audit record; refusing", "err", err)
-		return outcome{code: CodePolicyUnavailable, tool: rec.Tool,
-			message: "airlock refused the frame: the audit trail cannot be written (audit.error)",
-			data:    refusalData(rec.DecisionID, []string{"audit.error"}, nil)}
+		return p.auditFailure(rec, err)
 	}
 	if len(enforced) == 0 {
 		out := outcome{allow: true, tool: rec.Tool}
@@ -111,6 +118,14 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 	}
 	return outcome{code: CodeRefused, tool: rec.Tool, message: refusalMessage(rec, enforced),
 		data: refusalData(rec.DecisionID, ruleIDs(enforced), enforced)}
+}
+
+// auditFailure refuses a frame whose audit record could not be written.
+func (p *Proxy) auditFailure(rec *auditRecord, err error) outcome {
+	p.opts.Logger.Error("cannot write the audit record; refusing", "err", err)
+	return outcome{code: CodePolicyUnavailable, tool: rec.Tool,
+		message: "airlock refused the frame: the audit trail cannot be written (audit.error)",
+		data:    refusalData(rec.DecisionID, []string{"audit.error"}, nil)}
 }
 
 // refusal records a refusal that airlock itself made (no policy decision)
@@ -159,6 +174,9 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 	if err != nil {
 		return nil, "session.error", fmt.Errorf("cannot read the session's state: %w", err)
 	}
+	if state.Taint == nil {
+		state.Taint = []TaintEvent{} // [] in both the policy's value and the JSON form
+	}
 	in = &Input{
 		Version: InputVersion, Phase: phase, Direction: dir, Method: f.method,
 		Server: p.opts.Server, Session: state, Now: p.opts.Now().UTC(),
@@ -180,24 +198,18 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		} else if in.Result, err = decodeResult(f); err != nil {
 			return nil, "protocol.invalid_request", err
 		}
-		if f.result.IsObject() {
-			// An object result (every MCP result) is scanned in place:
-			// a 16 MiB result is not decoded into a second copy.
-			raw := f.result.Raw
-			in.Detectors, err = p.detect(func(_ any, o detectors.Options) detectors.Result { return detectors.ScanContentJSON(raw, o) }, nil, req.tool)
-		} else {
-			full := in.Result
-			if len(f.result.Raw) > maxDecodedResult {
-				full = map[string]any{"value": gjson.Parse(f.result.Raw).Value()}
-			}
-			in.Detectors, err = p.detect(detectors.ScanContent, full, req.tool)
-		}
-		if err != nil {
+		if in.Detectors, err = p.scanResult(f, in.Result, req.tool); err != nil {
 			return nil, "detector.error", err
 		}
 		return in, "", nil
 	}
 
+	if !utf8.ValidString(f.params.Raw) {
+		// gjson reads the raw bytes, encoding/json (and most servers) read
+		// U+FFFD: the policy must not judge a name the server reads
+		// differently.
+		return nil, "protocol.invalid_request", errors.New(`"params" is not valid UTF-8`)
+	}
 	if !f.params.Exists() {
 		in.Arguments = map[string]any{}
 	} else if !f.params.IsObject() {
@@ -248,6 +260,62 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 	return in, "", nil
 }
 
+// scanResult runs the content detectors over a response's result (or its
+// error). decoded is the result as decodeResult gives it, or nil.
+func (p *Proxy) scanResult(f *frame, decoded map[string]any, tool string) (Detections, error) {
+	if f.result.IsObject() {
+		// An object result (every MCP result) is scanned in place: a
+		// 16 MiB result is not decoded into a second copy.
+		raw := f.result.Raw
+		return p.detect(func(_ any, o detectors.Options) detectors.Result { return detectors.ScanContentJSON(raw, o) }, nil, tool)
+	}
+	if decoded == nil || len(f.result.Raw) > maxDecodedResult {
+		var err error
+		if decoded, err = decodeResult(f); err != nil {
+			return Detections{}, err
+		}
+	}
+	return p.detect(detectors.ScanContent, decoded, tool)
+}
+
+// responseNeedsDecision asks the policy's response gate whether any rule
+// can act on this response: one to a request it names, or one in whose
+// content the detectors found what it asks for. A response that needs none
+// is relayed without a decision or an audit record.
+func (p *Proxy) responseNeedsDecision(f *frame, req pendingRequest) (bool, Detections) {
+	g := p.policy.Gate
+	var annotations map[string]any
+	if req.tool != "" {
+		annotations = p.tools.lookup(req.tool).annotations
+	}
+	if g.Needs(req.method, req.tool, annotations) {
+		return true, Detections{}
+	}
+	if !g.ScansFor() {
+		return false, Detections{}
+	}
+	d, err := p.scanResult(f, nil, req.tool)
+	// A scan that fails is decided, and refused there with its reason.
+	return err != nil || g.NeedsHits(d), d
+}
+
+// relayUndecided records a response relayed without a decision (the
+// policy's gate says no rule acts on it): the audit trail still has a line
+// for every response, marked undecided, with what the detectors found.
+func (p *Proxy) relayUndecided(ctx context.Context, rec *auditRecord, d Detections, start time.Time) outcome {
+	if state, err := p.opts.Session.State(ctx); err == nil {
+		rec.Session = state.ID
+	}
+	rec.Detectors = summarize(d)
+	rec.Action, rec.Allow, rec.Undecided = "forward", true, true
+	rec.DecisionID = NewDecisionID()
+	rec.LatencyUS = time.Since(start).Microseconds()
+	if _, err := p.opts.Audit.Append(rec); err != nil {
+		return p.auditFailure(rec, err)
+	}
+	return outcome{allow: true, tool: rec.Tool}
+}
+
 func (p *Proxy) toolInfo(name string) *ToolInfo {
 	return &ToolInfo{Name: name, Annotations: p.tools.lookup(name).annotations}
 }
@@ -294,12 +362,29 @@ func decodeObject(raw string) (map[string]any, error) {
 // under "error").
 func decodeResult(f *frame) (map[string]any, error) {
 	if !f.result.Exists() {
-		return map[string]any{"error": gjson.Parse(strings.Clone(f.errObj.Raw)).Value()}, nil
+		v, err := decodeValue(f.errObj.Raw)
+		return map[string]any{"error": v}, err
 	}
 	if !f.result.IsObject() {
-		return map[string]any{"value": gjson.Parse(strings.Clone(f.result.Raw)).Value()}, nil
+		v, err := decodeValue(f.result.Raw)
+		return map[string]any{"value": v}, err
 	}
 	return decodeObject(f.result.Raw)
+}
+
+// decodeValue decodes any JSON value, numbers as json.Number: exact, and
+// never an infinity that has no JSON form.
+func decodeValue(raw string) (any, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("cannot decode the response: %w", err)
+	}
+	return v, nil
 }
 
 func ruleIDs(vs []Violation) []string {

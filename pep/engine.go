@@ -8,6 +8,8 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/bundle"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
 )
 
 // DecisionQuery is the query every policy bundle must answer.
@@ -17,14 +19,26 @@ const DecisionQuery = "data.airlock.decision"
 // for concurrent use.
 type Engine struct {
 	query    rego.PreparedEvalQuery
+	gate     rego.PreparedEvalQuery
 	revision string
 }
 
 // NewEngine compiles b and prepares the decision query. A bundle that does
 // not compile is an error here, at load time, never a silent allow later.
 func NewEngine(ctx context.Context, b *bundle.Bundle) (*Engine, error) {
+	// One compiler and store for both queries: the bundle is compiled and
+	// its data stored once.
+	compiler := ast.NewCompiler().WithCapabilities(SandboxCapabilities())
+	store := inmem.NewWithOpts(inmem.OptReturnASTValuesOnRead(true))
+	txn, err := store.NewTransaction(ctx, storage.WriteParams) // the bundle's data goes in
+	if err != nil {
+		return nil, fmt.Errorf("policy store: %w", err)
+	}
 	pq, err := rego.New(
 		rego.Query(DecisionQuery),
+		rego.Compiler(compiler),
+		rego.Store(store),
+		rego.Transaction(txn),
 		rego.ParsedBundle("airlock", b),
 		rego.Capabilities(SandboxCapabilities()),
 		// By default a builtin error makes its expression undefined, so a
@@ -34,9 +48,24 @@ func NewEngine(ctx context.Context, b *bundle.Bundle) (*Engine, error) {
 		rego.StoreReadAST(true),
 	).PrepareForEval(ctx)
 	if err != nil {
+		store.Abort(ctx, txn)
 		return nil, fmt.Errorf("compile policy: %w", err)
 	}
-	return &Engine{query: pq, revision: b.Manifest.Revision}, nil
+	if err := store.Commit(ctx, txn); err != nil {
+		return nil, fmt.Errorf("policy store: %w", err)
+	}
+	gate, err := rego.New(
+		rego.Query(ResponseGateQuery),
+		rego.Compiler(compiler),
+		rego.Store(store),
+		rego.Capabilities(SandboxCapabilities()),
+		rego.StrictBuiltinErrors(true),
+		rego.StoreReadAST(true),
+	).PrepareForEval(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", ResponseGateQuery, err)
+	}
+	return &Engine{query: pq, gate: gate, revision: b.Manifest.Revision}, nil
 }
 
 // Revision is the bundle's manifest revision.

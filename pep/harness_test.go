@@ -35,6 +35,8 @@ type harness struct {
 	audit   *memAudit
 	session *MemorySession
 	served  chan error
+	// responses is how many response records responseRecords saw.
+	responses int
 }
 
 // harnessSetup is what a harnessOption may change before the proxy starts.

@@ -68,6 +68,8 @@ type Options struct {
 type Policy struct {
 	Decider        Decider
 	ProtectedPaths []string
+	// Gate says which responses need a decision; nil decides them all.
+	Gate *ResponseGate
 }
 
 // ErrServerClosed is returned by Serve when the server's output ended while
@@ -80,10 +82,10 @@ type Proxy struct {
 	// policy is valid once policyReady is closed.
 	policy      Policy
 	policyReady chan struct{}
-	pending  pendingRequests
-	tools    toolCatalog
-	toClient *FrameWriter
-	toServer *FrameWriter
+	pending     pendingRequests
+	tools       toolCatalog
+	toClient    *FrameWriter
+	toServer    *FrameWriter
 	// clientDone is closed when the client's input has ended, serverDone
 	// when the server's output has.
 	clientDone chan struct{}

@@ -119,7 +119,11 @@ func run(ctx context.Context, c *config, argv []string) (int, error) {
 		if err := bundles.UnlistedServer(b.Data, c.Server); err != nil {
 			log.Warn(err.Error())
 		}
-		return pep.Policy{Decider: engine, ProtectedPaths: bundles.ProtectedPaths(b.Data, c.Server)}
+		gate, err := engine.ResponseGate(ctx, c.Server)
+		if err != nil {
+			log.Warn("the policy's response gate cannot be read; deciding every response", "err", err)
+		}
+		return pep.Policy{Decider: engine, ProtectedPaths: bundles.ProtectedPaths(b.Data, c.Server), Gate: gate}
 	}
 
 	proxy, err := pep.New(pep.Options{

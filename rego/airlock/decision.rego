@@ -116,3 +116,57 @@ _well_formed(x) if {
 	x.rule != ""
 	is_string(x.message)
 }
+
+# --- which responses need a decision ------------------------------------------
+#
+# Most responses are answers no rule acts on: a tool that is not untrusted,
+# with nothing the detectors flag. The proxy asks for response_gate once,
+# when the policy loads, with input {"server": <name>}, and relays the
+# responses it rules out without a decision (and without an audit record:
+# the request's record covers the call). It may depend on the data and the
+# server, nothing else.
+#
+# Each rule package says which responses it can act on with
+#   response_needs := {
+#     "methods": [...],     every response to these client requests
+#     "tools": [...] | "*", responses to tools/call of these tools
+#     "open_world": bool,   tools/call responses of tools declaring openWorldHint
+#     "hits": [...],        any response in which these detectors found something
+#   }
+# ({} for a package that acts on requests only). A package that does not
+# declare it may act on any response, and then every response is decided:
+# dropping in a rule package can never make airlock skip what it checks.
+response_gate := {"decide_all": true} if {
+	some name
+	_ = data.airlock.rules[name]
+	not _declares_needs(name)
+} else := {
+	"decide_all": false,
+	"methods": {m | some m in _needs_list("methods")},
+	"tools": {t | some t in _needs_list("tools")},
+	"open_world": _needs_open_world,
+	"hits": {h | some h in _needs_list("hits")},
+}
+
+_declares_needs(name) if is_object(data.airlock.rules[name].response_needs)
+
+# Every value the packages give for field, a single string read as a list
+# of one; a value of another type makes the gate decide everything ("*").
+_needs_list(field) := {x |
+	some name
+	v := data.airlock.rules[name].response_needs[field]
+	some x in _as_list(v)
+}
+
+_as_list(v) := v if is_array(v)
+
+else := [v] if is_string(v)
+
+else := ["*"]
+
+_needs_open_world if {
+	some name
+	data.airlock.rules[name].response_needs.open_world == true
+}
+
+else := false

@@ -19,6 +19,10 @@
 # "lookalike": true marks a host whose Unicode form mixes scripts.
 package airlock.rules.egress
 
+# This package judges requests only: it needs no response decided (see
+# response_gate in decision.rego).
+response_needs := {}
+
 violations contains object.union(
 	{
 		"rule": "egress.host_not_allowed",

@@ -12,6 +12,10 @@ package airlock.rules.paths
 
 import data.airlock.waivers
 
+# This package judges requests only: it needs no response decided (see
+# response_gate in decision.rego).
+response_needs := {}
+
 violations contains object.union(
 	{
 		"rule": "paths.protected",

@@ -101,6 +101,38 @@ taints contains {
 	_injection_found
 }
 
+# The responses this package acts on (see response_gate in decision.rego):
+# untrusted tools' results, resources/read of a server with untrusted
+# resources, open-world tools when that switch is on, and any content in
+# which the injection detector found markers.
+response_needs := {
+	"tools": _listed_tools(object.get(_server_data, "untrusted", [])),
+	"methods": [m | some m in ["resources/read"]; _has_untrusted_resources],
+	"open_world": _open_world_on,
+	"hits": [h | some h in ["injection"]; not _injection_off],
+}
+
+_open_world_on := true if data.untrusted_open_world == true
+
+else := false
+
+_server_data := data.servers[input.server] if is_object(data.servers[input.server])
+
+else := {}
+
+# A tool list as the gate reads it: "*" for every tool; names otherwise.
+_listed_tools(list) := "*" if list == "*"
+
+else := [list] if is_string(list)
+
+else := list if is_array(list)
+
+else := []
+
+_has_untrusted_resources if _listed(_server_data.untrusted, "*")
+
+_has_untrusted_resources if count(_resource_patterns) > 0
+
 _quarantined := "the session is quarantined, and tools that send data out are refused until a person runs `airlock clear`"
 
 _listed(list, _) if list == "*"

@@ -10,6 +10,10 @@ package airlock.rules.secrets
 
 import data.airlock.waivers
 
+# This package judges requests only: it needs no response decided (see
+# response_gate in decision.rego).
+response_needs := {}
+
 violations contains object.union(
 	{
 		"rule": "secrets.outbound",
