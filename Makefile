@@ -4,7 +4,7 @@ BIN     := bin
 PKGS    := ./...
 FIXTURES := ./testdata/fakeserver/ ./testdata/sdkserver/
 
-.PHONY: all build demo test vet fmt-check rego-test bench bench-e2e conformance clean
+.PHONY: all build demo test vet fmt-check rego-test peers test-peers test-faults fuzz-ci bench bench-e2e conformance clean
 
 all: build
 
@@ -18,11 +18,34 @@ demo: build
 	$(GO) run ./testdata/demo -airlock $(BIN)/airlock -server $(BIN)/fakeserver
 
 # Everything CI runs: formatting, vet, the Go tests (which also run the Rego
-# tests with the embedded engine), the fixtures' own tests, and the stock OPA
-# CLI on the default bundle.
-test: fmt-check vet
-	$(GO) test -race -count=1 $(PKGS) $(FIXTURES)
+# tests with the embedded engine, the fault tests and, with the peers
+# installed, the real-peer tests), the fixtures' own tests, the stock OPA CLI
+# on the default bundle, the conformance suite through airlock, and a short
+# run of every fuzz target.
+test: fmt-check vet peers
+	AIRLOCK_REQUIRE_PEERS=1 $(GO) test -race -count=1 $(PKGS) $(FIXTURES)
 	$(MAKE) rego-test
+	$(MAKE) conformance
+	$(MAKE) fuzz-ci
+
+# The real MCP peers (npm: the reference servers, the TypeScript SDK, the
+# Inspector), pinned in testdata/peers/package-lock.json.
+peers:
+	testdata/peers/install.sh
+
+# Real third-party MCP clients and servers through airlock, compared with a
+# direct connection (cmd/airlock/peers_test.go).
+test-peers: peers
+	AIRLOCK_REQUIRE_PEERS=1 $(GO) test -race -count=1 -run 'TestPeer' -v ./cmd/airlock
+
+# Faults end to end: server crash, hang, garbage, stderr flood, client gone,
+# kill -9, state directory full or read-only (cmd/airlock/faults_test.go).
+test-faults:
+	$(GO) test -race -count=1 -run 'TestFault' -v ./cmd/airlock
+
+# Every fuzz target for FUZZTIME (default 10s) each.
+fuzz-ci:
+	testdata/fuzz-ci.sh
 
 vet:
 	$(GO) vet $(PKGS) $(FIXTURES) ./testdata/demo

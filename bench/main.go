@@ -40,6 +40,7 @@ var (
 	startups   = flag.Int("startups", 10, "process starts per round for startup")
 	policyDir  = flag.String("policy-dir", "rego", "policy directory for the airlock-dir configuration of startup")
 	longCalls  = flag.Int("long", 1000000, "calls for the long workload (memory over many calls)")
+	only       = flag.String("configs", "", "comma-separated configurations to run (default: all); ratios need relay")
 	profileDir = flag.String("profile", "", "write a CPU profile of every airlock process to this directory")
 	dataFile   = flag.String("data", "", "policy data for airlock (default: a generated realistic file; its server must be \"bench\")")
 )
@@ -50,10 +51,20 @@ var configs = []string{"direct", "relay", "airlock", "airlock-tainted"}
 // starts airlock with its policy from a directory instead of the embedded
 // bundle.
 func configsFor(w string) []string {
+	cs := configs
 	if w == "startup" {
-		return []string{"direct", "relay", "airlock", "airlock-dir"}
+		cs = []string{"direct", "relay", "airlock", "airlock-dir"}
 	}
-	return configs
+	if *only == "" {
+		return cs
+	}
+	var out []string
+	for _, c := range cs {
+		if slices.Contains(strings.Split(*only, ","), c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ---- the client ----
@@ -509,8 +520,11 @@ func main() {
 	fmt.Fprintln(tw, "workload\tvs relay\tp50 ×\tp99 ×\trate ×\t")
 	for _, w := range ws {
 		base := results[w+"/relay"]
-		for _, config := range configsFor(w)[2:] {
+		for _, config := range configsFor(w) {
 			r := results[w+"/"+config]
+			if base == nil || config == "direct" || config == "relay" {
+				continue
+			}
 			x := Ratio{Workload: w, Config: config, P50: div(r.P50us, base.P50us), P99: div(r.P99us, base.P99us), Rate: div(r.Rate, base.Rate)}
 			ratios = append(ratios, x)
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t\n", w, config, ratio(x.P50), ratio(x.P99), x.Rate)
