@@ -132,6 +132,17 @@ func clearBlocks(blocks [][]byte) [][]byte {
 	return blocks[:0]
 }
 
+// HasFrame reports whether a whole line is already buffered, so that Next
+// will not wait for input. (It looks at the next line only.)
+func (fr *FrameReader) HasFrame() bool {
+	n := fr.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := fr.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
 // checkLimit refuses a complete line longer than the limit.
 func (fr *FrameReader) checkLimit(frame []byte) ([]byte, error) {
 	if len(frame) <= fr.max {
@@ -162,31 +173,77 @@ func trimEOL(line []byte) []byte {
 // FrameWriter writes whole frames to one endpoint. Both proxy directions may
 // write to the same endpoint (a refusal goes back the way it came), so writes
 // are serialized and a frame is never interleaved with another.
+//
+// Small frames may be deferred (WriteDeferred) and written together by the
+// next Write or Flush: in a burst, one system call carries many frames. The
+// pump that owns the writer flushes before it waits for input, so a
+// deferred frame is never held while nothing else is coming.
 type FrameWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	scratch []byte
+	pending []byte // deferred frames, each with its newline
 }
+
+// maxPending is how many bytes of deferred frames are written at once.
+const maxPending = 64 << 10
 
 // NewFrameWriter writes frames to w.
 func NewFrameWriter(w io.Writer) *FrameWriter {
 	return &FrameWriter{w: w}
 }
 
-// Write writes frame followed by a newline.
+// Write writes the deferred frames, then frame followed by a newline.
 func (fw *FrameWriter) Write(frame []byte) error {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
-	if len(frame) < readChunk {
-		// One write call for small frames: fewer syscalls, and a reader
-		// on the other end sees the whole line at once.
-		fw.scratch = append(append(fw.scratch[:0], frame...), '\n')
-		_, err := fw.w.Write(fw.scratch)
+	return fw.write(frame, true)
+}
+
+// WriteDeferred writes frame followed by a newline, or queues it to go with
+// the next frames; Flush writes what is queued.
+func (fw *FrameWriter) WriteDeferred(frame []byte) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	return fw.write(frame, false)
+}
+
+// Flush writes the deferred frames.
+func (fw *FrameWriter) Flush() error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	return fw.flush()
+}
+
+func (fw *FrameWriter) write(frame []byte, now bool) error {
+	if len(frame) >= readChunk {
+		// A large frame goes out as it is, without a copy.
+		if err := fw.flush(); err != nil {
+			return err
+		}
+		if _, err := fw.w.Write(frame); err != nil {
+			return err
+		}
+		_, err := fw.w.Write([]byte{'\n'})
 		return err
 	}
-	if _, err := fw.w.Write(frame); err != nil {
-		return err
+	// One write call for small frames: fewer syscalls, and a reader on
+	// the other end sees the whole line at once.
+	fw.pending = append(append(fw.pending, frame...), '\n')
+	if now || len(fw.pending) >= maxPending {
+		return fw.flush()
 	}
-	_, err := fw.w.Write([]byte{'\n'})
+	return nil
+}
+
+func (fw *FrameWriter) flush() error {
+	if len(fw.pending) == 0 {
+		return nil
+	}
+	_, err := fw.w.Write(fw.pending)
+	if cap(fw.pending) > 4*maxPending {
+		fw.pending = nil
+	} else {
+		fw.pending = fw.pending[:0]
+	}
 	return err
 }

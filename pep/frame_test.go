@@ -101,3 +101,49 @@ func TestFrameWriterKeepsFramesWhole(t *testing.T) {
 		assert.True(t, l == small || l == big, "a torn frame of %d bytes", len(l))
 	}
 }
+
+// countingWriter counts write calls.
+type countingWriter struct {
+	bytes.Buffer
+	calls int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.calls++
+	return w.Buffer.Write(b)
+}
+
+// TestFrameWriterDefers: deferred frames wait for a Flush or the next
+// Write, go out in order in one write call, and never grow past maxPending;
+// a large frame flushes what is pending first.
+func TestFrameWriterDefers(t *testing.T) {
+	var w countingWriter
+	fw := NewFrameWriter(&w)
+	require.NoError(t, fw.WriteDeferred([]byte("a")))
+	require.NoError(t, fw.WriteDeferred([]byte("b")))
+	assert.Zero(t, w.calls, "deferred frames are not written yet")
+	require.NoError(t, fw.Write([]byte("c")))
+	assert.Equal(t, "a\nb\nc\n", w.String())
+	assert.Equal(t, 1, w.calls, "one write call for the three")
+
+	w.Reset()
+	w.calls = 0
+	require.NoError(t, fw.WriteDeferred([]byte("d")))
+	require.NoError(t, fw.Flush())
+	require.NoError(t, fw.Flush())
+	assert.Equal(t, "d\n", w.String())
+	assert.Equal(t, 1, w.calls, "an empty flush writes nothing")
+
+	w.Reset()
+	small := strings.Repeat("s", 1000)
+	for range 200 { // 200 KB of deferred frames
+		require.NoError(t, fw.WriteDeferred([]byte(small)))
+	}
+	assert.LessOrEqual(t, w.Len()+len(fw.pending), 200*1001)
+	assert.Less(t, len(fw.pending), maxPending+1001, "the queue is written when it reaches maxPending")
+	big := strings.Repeat("B", 2*readChunk)
+	require.NoError(t, fw.WriteDeferred([]byte(big)))
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+	require.Len(t, lines, 201, "a large frame flushes the queue before it, in order")
+	assert.Equal(t, big, lines[200])
+}

@@ -201,6 +201,7 @@ func (p *Proxy) Serve(ctx context.Context, clientIn io.Reader, clientOut io.Writ
 func (p *Proxy) ClientDone() <-chan struct{} { return p.clientDone }
 
 func (p *Proxy) pumpClient(ctx context.Context, r *FrameReader) {
+	defer p.flushToServer()
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -216,10 +217,14 @@ func (p *Proxy) pumpClient(ctx context.Context, r *FrameReader) {
 		}
 		p.handleClientFrame(ctx, line)
 		releaseIfLarge(len(line))
+		if !r.HasFrame() {
+			p.flushToServer() // before waiting for the client
+		}
 	}
 }
 
 func (p *Proxy) pumpServer(ctx context.Context, r *FrameReader) error {
+	defer p.flushToClient()
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -235,6 +240,9 @@ func (p *Proxy) pumpServer(ctx context.Context, r *FrameReader) error {
 		}
 		p.handleServerFrame(ctx, line)
 		releaseIfLarge(len(line))
+		if !r.HasFrame() {
+			p.flushToClient() // before waiting for the server
+		}
 	}
 }
 
@@ -294,9 +302,9 @@ func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
 				p.pending.take(key)
 			}
 		}
-		p.forwardToServer(line)
+		p.passToServer(line)
 	case kindResponse:
-		p.forwardToServer(line)
+		p.passToServer(line)
 	}
 }
 
@@ -324,7 +332,7 @@ func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
 				p.tools.update(f.result)
 			}
 		}
-		p.sendToClient(line)
+		p.passToClient(line)
 	case kindRequest:
 		if decidedServerRequests[f.method] {
 			out := p.decide(ctx, f, PhaseRequest, ServerToClient, pendingRequest{method: f.method})
@@ -333,9 +341,9 @@ func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
 				return
 			}
 		}
-		p.sendToClient(line)
+		p.passToClient(line)
 	case kindNotification:
-		p.sendToClient(line)
+		p.passToClient(line)
 	}
 }
 
@@ -344,6 +352,35 @@ func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
 func (p *Proxy) sendToClient(frame []byte) {
 	if err := p.toClient.Write(frame); err != nil {
 		p.opts.Logger.Debug("writing to the client", "err", err)
+	}
+}
+
+// passToClient and passToServer relay a frame from the pump that owns that
+// direction: it may be deferred, to go out with the next frames of a burst;
+// the pump flushes before it waits for input. (A frame written from the
+// other direction's pump, such as a refusal, uses sendToClient or
+// forwardToServer, which write at once.)
+func (p *Proxy) passToClient(frame []byte) {
+	if err := p.toClient.WriteDeferred(frame); err != nil {
+		p.opts.Logger.Debug("writing to the client", "err", err)
+	}
+}
+
+func (p *Proxy) passToServer(frame []byte) {
+	if err := p.toServer.WriteDeferred(frame); err != nil {
+		p.opts.Logger.Debug("writing to the server", "err", err)
+	}
+}
+
+func (p *Proxy) flushToClient() {
+	if err := p.toClient.Flush(); err != nil {
+		p.opts.Logger.Debug("writing to the client", "err", err)
+	}
+}
+
+func (p *Proxy) flushToServer() {
+	if err := p.toServer.Flush(); err != nil {
+		p.opts.Logger.Debug("writing to the server", "err", err)
 	}
 }
 

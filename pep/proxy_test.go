@@ -577,3 +577,29 @@ func TestPolicyLoadsInTheBackground(t *testing.T) {
 	assert.Equal(t, []string{"policy.unavailable"}, e.Error.Data.Rules)
 	assert.Contains(t, e.Error.Message, "bundle signature does not verify")
 }
+
+// TestBurstIsNotHeld: frames of a burst may be written together, but none
+// is held while airlock waits for input: here the last line is incomplete,
+// and the complete ones before it still arrive.
+func TestBurstIsNotHeld(t *testing.T) {
+	h := newHarness(t, funcDecider(allowAll))
+	n := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":%d}}`
+	burst := ""
+	for i := range 3 {
+		burst += fmt.Sprintf(n, i) + "\n"
+	}
+	_, err := io.WriteString(h.client, burst+`{"jsonrpc":"2.0","method":"notifications/pro`)
+	require.NoError(t, err)
+	for i := range 3 {
+		assert.Equal(t, fmt.Sprintf(n, i), h.serverGets())
+	}
+	h.clientSends(`gress","params":{"progressToken":1,"progress":3}}`)
+	assert.Equal(t, fmt.Sprintf(n, 3), h.serverGets())
+
+	// The same from the server's side.
+	_, err = io.WriteString(h.server, burst+`{"jsonrpc":"2.0","method":"notifications/pro`)
+	require.NoError(t, err)
+	for i := range 3 {
+		assert.Equal(t, fmt.Sprintf(n, i), h.clientGets())
+	}
+}
