@@ -53,8 +53,33 @@ type frameError struct {
 
 func (e *frameError) Error() string { return e.msg }
 
-// envelopeKeys are the top-level members a JSON-RPC peer acts on.
-var envelopeKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
+// envelopeKeys are the top-level members a JSON-RPC peer acts on, each with
+// a bit for the set of those seen in a frame.
+var envelopeKeys = map[string]uint8{"jsonrpc": 1, "id": 2, "method": 4, "params": 8, "result": 16, "error": 32}
+
+// knownMethods are method names kept as constants, so that peeking a frame
+// with one of them does not copy its name (the frame's buffer is reused).
+var knownMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, name := range []string{"initialize", "ping", "server/discover", "tools/list", "tools/call",
+		"resources/list", "resources/read", "resources/templates/list", "resources/subscribe",
+		"resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+		"sampling/createMessage", "elicitation/create", "roots/list", "subscriptions/listen",
+		"notifications/initialized", "notifications/cancelled", "notifications/progress",
+		"notifications/message", "notifications/tools/list_changed", "notifications/resources/list_changed",
+		"notifications/prompts/list_changed", "notifications/resources/updated", "notifications/roots/list_changed"} {
+		m[name] = name
+	}
+	return m
+}()
+
+// methodName is name, as a constant when it is a known method, else a copy.
+func methodName(name string) string {
+	if known, ok := knownMethods[name]; ok {
+		return known
+	}
+	return strings.Clone(name)
+}
 
 // peekFrame classifies a line. It validates the JSON and reads only the
 // top-level members, so a large result is scanned once and never decoded.
@@ -65,33 +90,43 @@ var envelopeKeys = map[string]bool{"jsonrpc": true, "id": true, "method": true, 
 // case-insensitively), so that airlock and the server always agree on which
 // method a frame calls.
 func peekFrame(line []byte) (*frame, error) {
+	f := new(frame)
+	if err := f.peek(line); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// peek is peekFrame into f, which is reset first: a pump peeks every frame
+// into the same one, since it handles one frame at a time.
+func (f *frame) peek(line []byte) error {
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return nil, &frameError{rule: "protocol.batch", code: CodeInvalidRequest,
+		return &frameError{rule: "protocol.batch", code: CodeInvalidRequest,
 			msg: "JSON-RPC batches are not part of MCP (removed in 2025-06-18); send one message per line"}
 	}
 	view := unsafe.String(unsafe.SliceData(line), len(line))
 	if !gjson.Valid(view) {
-		return nil, &frameError{rule: "protocol.malformed", code: CodeParseError, msg: "the frame is not valid JSON"}
+		return &frameError{rule: "protocol.malformed", code: CodeParseError, msg: "the frame is not valid JSON"}
 	}
 	root := gjson.Parse(view)
 	if !root.IsObject() {
-		return nil, &frameError{rule: "protocol.malformed", code: CodeInvalidRequest, msg: "a JSON-RPC message must be a JSON object"}
+		return &frameError{rule: "protocol.malformed", code: CodeInvalidRequest, msg: "a JSON-RPC message must be a JSON object"}
 	}
-	f := &frame{raw: line}
+	*f = frame{raw: line}
 	var version, id, method gjson.Result
 	var hasResult, hasError bool
-	seen := make(map[string]bool, 4)
+	var seen uint8
 	var bad string
 	root.ForEach(func(k, v gjson.Result) bool {
 		key := k.String()
-		if envelopeKeys[key] {
-			if seen[key] {
+		if bit := envelopeKeys[key]; bit != 0 {
+			if seen&bit != 0 {
 				bad = fmt.Sprintf("duplicate member %q", key)
 				return false
 			}
-			seen[key] = true
-		} else if envelopeKeys[strings.ToLower(key)] {
+			seen |= bit
+		} else if envelopeKeys[strings.ToLower(key)] != 0 {
 			bad = fmt.Sprintf("member %q differs from %q only in case", key, strings.ToLower(key))
 			return false
 		}
@@ -113,36 +148,36 @@ func peekFrame(line []byte) (*frame, error) {
 	})
 	idRaw := strings.Clone(id.Raw)
 	if bad != "" {
-		return nil, &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id), msg: bad}
+		return &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id), msg: bad}
 	}
 	if version.Type != gjson.String || version.Str != "2.0" {
-		return nil, &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id),
+		return &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id),
 			msg: `"jsonrpc" must be "2.0"`}
 	}
 	if method.Exists() {
 		if method.Type != gjson.String {
-			return nil, &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id), msg: `"method" must be a string`}
+			return &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id), msg: `"method" must be a string`}
 		}
-		f.method = strings.Clone(method.Str)
+		f.method = methodName(method.Str)
 		if !id.Exists() {
 			f.kind = kindNotification
-			return f, nil
+			return nil
 		}
 		key, ok := idKey(id)
 		if !ok {
-			return nil, &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest,
+			return &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest,
 				msg: "a request id must be a string or an integer"}
 		}
 		f.kind, f.id, f.idKey = kindRequest, idRaw, key
-		return f, nil
+		return nil
 	}
 	if !hasResult && !hasError || hasResult && hasError || !id.Exists() {
-		return nil, &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id),
+		return &frameError{rule: "protocol.invalid_request", code: CodeInvalidRequest, id: validID(id),
 			msg: "not a request, notification or response"}
 	}
 	f.kind, f.id = kindResponse, idRaw
 	f.idKey, _ = idKey(id) // a null id (an error about an unreadable request) matches nothing
-	return f, nil
+	return nil
 }
 
 // idKey canonicalizes a request id so that a response echoing it matches:

@@ -79,6 +79,8 @@ var ErrServerClosed = errors.New("the server closed its output")
 // Proxy relays and decides the frames of one client-server connection.
 type Proxy struct {
 	opts Options
+	// clientFrame and serverFrame hold the frame each pump is handling.
+	clientFrame, serverFrame frame
 	// policy is valid once policyReady is closed.
 	policy      Policy
 	policyReady chan struct{}
@@ -271,8 +273,8 @@ var decidedResponses = map[string]bool{"tools/call": true, "tools/list": true, "
 var decidedServerRequests = map[string]bool{"sampling/createMessage": true, "elicitation/create": true}
 
 func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
-	f, err := peekFrame(line)
-	if err != nil {
+	f := &p.clientFrame
+	if err := f.peek(line); err != nil {
 		p.refuseClientFrame(ctx, line, err)
 		return
 	}
@@ -309,8 +311,8 @@ func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
 }
 
 func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
-	f, err := peekFrame(line)
-	if err != nil {
+	f := &p.serverFrame
+	if err := f.peek(line); err != nil {
 		p.dropServerFrame(line, err)
 		return
 	}
