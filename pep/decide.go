@@ -174,6 +174,7 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 	if err != nil {
 		return nil, "session.error", fmt.Errorf("cannot read the session's state: %w", err)
 	}
+	p.lastSessionID.Store(&state.ID)
 	if state.Taint == nil {
 		state.Taint = []TaintEvent{} // [] in both the policy's value and the JSON form
 	}
@@ -299,13 +300,24 @@ func (p *Proxy) responseNeedsDecision(f *frame, req pendingRequest) (bool, Detec
 	return err != nil || g.NeedsHits(d), d
 }
 
+// sessionID is the client session's ID, as last read with its state (it
+// does not change), without reading the state again when it is known.
+func (p *Proxy) sessionID(ctx context.Context) string {
+	if id := p.lastSessionID.Load(); id != nil {
+		return *id
+	}
+	if state, err := p.opts.Session.State(ctx); err == nil {
+		p.lastSessionID.Store(&state.ID)
+		return state.ID
+	}
+	return ""
+}
+
 // relayUndecided records a response relayed without a decision (the
 // policy's gate says no rule acts on it): the audit trail still has a line
 // for every response, marked undecided, with what the detectors found.
 func (p *Proxy) relayUndecided(ctx context.Context, rec *auditRecord, d Detections, start time.Time) outcome {
-	if state, err := p.opts.Session.State(ctx); err == nil {
-		rec.Session = state.ID
-	}
+	rec.Session = p.sessionID(ctx)
 	rec.Detectors = summarize(d)
 	rec.Action, rec.Allow, rec.Undecided = "forward", true, true
 	rec.DecisionID = NewDecisionID()

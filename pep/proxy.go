@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -79,6 +80,8 @@ var ErrServerClosed = errors.New("the server closed its output")
 // Proxy relays and decides the frames of one client-server connection.
 type Proxy struct {
 	opts Options
+	// lastSessionID is the session ID last read with the session's state.
+	lastSessionID atomic.Pointer[string]
 	// clientFrame and serverFrame hold the frame each pump is handling.
 	clientFrame, serverFrame frame
 	// policy is valid once policyReady is closed.
@@ -218,6 +221,7 @@ func (p *Proxy) pumpClient(ctx context.Context, r *FrameReader) {
 			return
 		}
 		p.handleClientFrame(ctx, line)
+		p.clientFrame = frame{} // let go of the line
 		releaseIfLarge(len(line))
 		if !r.HasFrame() {
 			p.flushToServer() // before waiting for the client
@@ -241,6 +245,7 @@ func (p *Proxy) pumpServer(ctx context.Context, r *FrameReader) error {
 			return fmt.Errorf("reading from the server: %w", err)
 		}
 		p.handleServerFrame(ctx, line)
+		p.serverFrame = frame{} // let go of the line
 		releaseIfLarge(len(line))
 		if !r.HasFrame() {
 			p.flushToClient() // before waiting for the server
