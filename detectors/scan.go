@@ -72,21 +72,22 @@ func scan(v any, opts Options, content bool, det textDetectors) Result {
 }
 
 type scanner struct {
-	det      textDetectors
-	opts     Options
-	content  bool
-	maxDepth int // decodings
-	maxBytes int // decoded bytes
-	decoded  int
-	res      Result
-	hosts    map[hostKey]struct{}
-	emails   map[EmailHit]struct{}
-	secrets  map[SecretHit]struct{}
-	inject   map[InjectionHit]struct{}
-	paths    map[string]struct{}
-	limits   map[string]bool
-	spans    []scanSpan // the spans of s earlier host finders claimed: sorted, merged
-	claims   []scanSpan // the spans the running finder claims
+	det           textDetectors
+	opts          Options
+	content       bool
+	injectionOnly bool // InjectionJSON: no hosts, emails or secrets
+	maxDepth      int  // decodings
+	maxBytes      int  // decoded bytes
+	decoded       int
+	res           Result
+	hosts         map[hostKey]struct{}
+	emails        map[EmailHit]struct{}
+	secrets       map[SecretHit]struct{}
+	inject        map[InjectionHit]struct{}
+	paths         map[string]struct{}
+	limits        map[string]bool
+	spans         []scanSpan // the spans of s earlier host finders claimed: sorted, merged
+	claims        []scanSpan // the spans the running finder claims
 }
 
 type hostKey struct {
@@ -204,9 +205,11 @@ func (sc *scanner) scanString(s string, c scanCtx) {
 	if sc.json(s, c) {
 		return
 	}
-	sc.findHosts(s, c)
-	for _, m := range sc.det.secrets(c.field, s) {
-		sc.addSecret(SecretHit{Kind: m.Kind, Path: c.path, Redacted: m.Redacted, Decoded: c.chain})
+	if !sc.injectionOnly {
+		sc.findHosts(s, c)
+		for _, m := range sc.det.secrets(c.field, s) {
+			sc.addSecret(SecretHit{Kind: m.Kind, Path: c.path, Redacted: m.Redacted, Decoded: c.chain})
+		}
 	}
 	for _, m := range sc.det.injection(s) {
 		sc.addInjection(InjectionHit{Kind: m.Kind, Path: c.path, Decoded: c.chain})

@@ -25,6 +25,17 @@ func ScanContentJSON(raw string, opts Options) Result {
 	return cloneResult(sc.res)
 }
 
+// InjectionJSON returns the injection hits ScanContentJSON would report for
+// raw, without running the other detectors: the proxy's check of whether a
+// response needs a decision at all, when markers are all that would make it.
+func InjectionJSON(raw string, opts Options) []InjectionHit {
+	sc := newScanner(opts, true)
+	sc.det = textDetectors{FindSecrets, FindInjection, FindPaths}
+	sc.injectionOnly = true
+	sc.walkRaw(gjson.Parse(raw), scanCtx{level: levelDest}, 0)
+	return cloneResult(Result{Injection: sc.res.Injection}).Injection
+}
+
 // walkRaw is walk for a gjson value, in content mode (no field roles, no
 // split hosts: ScanContent has neither).
 func (sc *scanner) walkRaw(v gjson.Result, c scanCtx, depth int) {

@@ -61,6 +61,7 @@ func TestScanContentJSONMatchesScanContent(t *testing.T) {
 	for _, raw := range raws {
 		decoded, inPlace := scanBothWays(t, raw)
 		assert.Equal(t, decoded, inPlace, "%.300s", raw)
+		assert.Equal(t, inPlace.Injection, InjectionJSON(raw, Options{}), "injection alone, %.300s", raw)
 		hosts, injection, secrets = hosts+len(inPlace.Hosts), injection+len(inPlace.Injection), secrets+len(inPlace.Secrets)
 	}
 	// The comparison means something only if the corpora produce hits.
@@ -106,6 +107,9 @@ func FuzzScanContentJSON(f *testing.F) {
 		decoded, inPlace := scanBothWays(t, raw)
 		if !assert.Equal(t, decoded, inPlace) {
 			t.Fatalf("differs on %q", raw)
+		}
+		if !assert.Equal(t, inPlace.Injection, InjectionJSON(raw, Options{})) {
+			t.Fatalf("injection alone differs on %q", raw)
 		}
 	})
 }

@@ -42,6 +42,12 @@ func (g *ResponseGate) Needs(method, tool string, annotations map[string]any) bo
 // decision, so whether the content must be scanned to know.
 func (g *ResponseGate) ScansFor() bool { return g == nil || len(g.hits) > 0 }
 
+// OnlyInjection reports whether injection markers are the only hits that
+// can make a response need a decision.
+func (g *ResponseGate) OnlyInjection() bool {
+	return g != nil && len(g.hits) > 0 && !slices.ContainsFunc(g.hits, func(k string) bool { return k != "injection" })
+}
+
 // NeedsHits reports whether the detectors' hits make a response need a
 // decision.
 func (g *ResponseGate) NeedsHits(d Detections) bool {

@@ -155,4 +155,9 @@ func TestResponseGateNeeds(t *testing.T) {
 	assert.False(t, g.NeedsHits(Detections{Hosts: make([]detectors.HostHit, 3)}), "host mentions in a result are not asked for")
 	star := &ResponseGate{hits: []string{"*"}}
 	assert.True(t, star.NeedsHits(Detections{Hosts: make([]detectors.HostHit, 1)}))
+	assert.True(t, g.OnlyInjection(), "markers alone: the proxy may scan for them alone")
+	assert.False(t, star.OnlyInjection())
+	assert.False(t, (&ResponseGate{hits: []string{"injection", "secrets"}}).OnlyInjection())
+	assert.False(t, (&ResponseGate{}).OnlyInjection(), "no hits: nothing to scan for")
+	assert.False(t, all.OnlyInjection())
 }
