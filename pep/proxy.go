@@ -134,12 +134,19 @@ func New(opts Options) (*Proxy, error) {
 
 // loadPolicy loads the policy with Options.LoadPolicy, once.
 func (p *Proxy) loadPolicy(ctx context.Context) {
-	pol := p.opts.LoadPolicy(ctx)
-	if pol.Decider == nil {
-		pol.Decider = Unavailable{Err: errors.New("the policy loader returned no decider")}
-	}
-	p.policy = pol
-	close(p.policyReady)
+	var pol Policy
+	defer func() {
+		// A loader that panics leaves no policy, not a dead proxy.
+		if r := recover(); r != nil {
+			pol = Policy{Decider: Unavailable{Err: fmt.Errorf("loading the policy failed: %v", r)}}
+		}
+		if pol.Decider == nil {
+			pol.Decider = Unavailable{Err: errors.New("the policy loader returned no decider")}
+		}
+		p.policy = pol
+		close(p.policyReady)
+	}()
+	pol = p.opts.LoadPolicy(ctx)
 }
 
 // waitPolicy returns the policy, waiting for it to load.

@@ -576,6 +576,16 @@ func TestPolicyLoadsInTheBackground(t *testing.T) {
 	assert.Equal(t, CodePolicyUnavailable, e.Error.Code)
 	assert.Equal(t, []string{"policy.unavailable"}, e.Error.Data.Rules)
 	assert.Contains(t, e.Error.Message, "bundle signature does not verify")
+
+	panicked := newHarness(t, nil, func(s *harnessSetup) {
+		s.opts.LoadPolicy = func(context.Context) Policy { panic("corrupt bundle cache") }
+	})
+	panicked.clientSends(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	e = decodeError(t, panicked.clientGets())
+	assert.Equal(t, []string{"policy.unavailable"}, e.Error.Data.Rules)
+	assert.Contains(t, e.Error.Message, "corrupt bundle cache")
+	panicked.clientSends(ping)
+	assert.Equal(t, ping, panicked.serverGets(), "and the proxy keeps relaying")
 }
 
 // TestBurstIsNotHeld: frames of a burst may be written together, but none
