@@ -205,11 +205,11 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		return in, "", nil
 	}
 
-	if !utf8.ValidString(f.params.Raw) {
+	if !utf8.ValidString(f.params.Raw) || !utf8.ValidString(f.method) {
 		// gjson reads the raw bytes, encoding/json (and most servers) read
 		// U+FFFD: the policy must not judge a name the server reads
 		// differently.
-		return nil, "protocol.invalid_request", errors.New(`"params" is not valid UTF-8`)
+		return nil, "protocol.invalid_request", errors.New(`"params" or "method" is not valid UTF-8`)
 	}
 	if !f.params.Exists() {
 		in.Arguments = map[string]any{}

@@ -82,7 +82,7 @@ func (fr *FrameReader) readLine() ([]byte, error) {
 	// the GC, and the heap goal would follow them: this keeps the peak near
 	// two frames, for a moment, then one.
 	blocks := fr.blocks[:0]
-	block := append(make([]byte, 0, max(len(line), bigBlock)), line...)
+	block := append(make([]byte, 0, 2*len(line)), line...)
 	total := len(line)
 	for {
 		line, err = fr.r.ReadSlice('\n')
@@ -97,8 +97,10 @@ func (fr *FrameReader) readLine() ([]byte, error) {
 			return nil, fr.discard(err)
 		}
 		if len(block)+len(line) > cap(block) {
+			// Blocks double up to bigBlock: a line just over the buffer
+			// costs little, a 16 MiB one a few dozen blocks.
 			blocks = append(blocks, block)
-			block = make([]byte, 0, max(len(line), bigBlock))
+			block = make([]byte, 0, max(len(line), min(2*total, bigBlock)))
 		}
 		block = append(block, line...)
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
@@ -113,7 +115,7 @@ func (fr *FrameReader) readLine() ([]byte, error) {
 	}
 }
 
-// bigBlock is the block size for gathering long lines.
+// bigBlock is the largest block for gathering long lines.
 const bigBlock = 1 << 20
 
 // join copies blocks into one buffer of size total.

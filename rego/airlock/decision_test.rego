@@ -186,6 +186,15 @@ test_taint_flag[name] if {
 	dec.taint == has_taints
 }
 
+# A mode that is neither enforce nor audit is enforce, on a quiet frame too.
+test_quiet_frame_with_an_invalid_mode if {
+	every bad in ["bogus", "", 1, null, ["audit"]] {
+		dec := lib.decide(lib.request({"method": "tools/list"}), object.union(full_data, {"mode": bad}))
+		dec.mode == "enforce"
+		dec.allow == true
+	}
+}
+
 # The constant decision of a quiet frame still carries the mode in force.
 test_quiet_frame_carries_the_mode if {
 	dec := lib.decide(lib.request({"method": "tools/list"}), object.union(full_data, {"mode": "audit"}))
