@@ -43,7 +43,7 @@ test-peers: peers
 test-faults:
 	$(GO) test -race -count=1 -run 'TestFault' -v ./cmd/airlock
 
-# Every fuzz target for FUZZTIME each (default 20000 executions; FUZZTIME=5m for a long run).
+# Every fuzz target for FUZZTIME each (default 50000 executions; FUZZTIME=5m for a long run).
 fuzz-ci:
 	testdata/fuzz-ci.sh
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the repository (each `func FuzzXxx` in a
 # _test.go file) for a short while each: FUZZTIME, default a count of
-# executions (20000x, or the target's own count below for slow targets),
-# about 3-10 s a target here (a dozen targets: about two minutes).
+# executions (50000x, or the target's own count below for slow targets),
+# about 5-15 s a target here (a dozen targets: under two minutes).
 #
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can
 # report "context deadline exceeded" as a failure when the time runs out
@@ -31,7 +31,7 @@ if [ -z "$targets" ]; then
 fi
 while read -r dir name; do
 	count=$((count + 1))
-	fuzztime="${FUZZTIME:-${slow[$name]:-20000x}}"
+	fuzztime="${FUZZTIME:-${slow[$name]:-50000x}}"
 	echo "== $dir $name ($fuzztime)"
 	if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$dir"; then
 		failed+=("$dir $name")
