@@ -23,7 +23,8 @@ func TestSmoke(t *testing.T) {
 	}
 	out := filepath.Join(dir, "bench.json")
 	cmd := exec.Command("go", "run", ".", "-airlock", filepath.Join(dir, "airlock"), "-relay", filepath.Join(dir, "relay"),
-		"-server", filepath.Join(dir, "fakeserver"), "-n", "20", "-warmup", "2", "-big", "1", "-notify", "200", "-rounds", "1", "-json", out)
+		"-server", filepath.Join(dir, "fakeserver"), "-n", "20", "-warmup", "2", "-big", "4", "-notify", "200", "-result-bytes", "100000", "-startups", "2",
+		"-policy-dir", "../rego", "-rounds", "1", "-json", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bench: %v\n%s", err, b)
 	} else {
@@ -50,14 +51,14 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s/%s: no latency", r.Workload, r.Config)
 		}
 	}
-	for _, w := range []string{"seq", "conc8", "args1m", "notify"} {
-		for _, c := range configs {
+	for _, w := range []string{"seq", "conc8", "args1m", "result16m", "notify", "startup"} {
+		for _, c := range configsFor(w) {
 			if !seen[w+"/"+c] {
 				t.Errorf("no result for %s/%s", w, c)
 			}
 		}
 	}
-	if len(got.Ratios) != 8 {
-		t.Errorf("got %d ratios, want 8", len(got.Ratios))
+	if len(got.Ratios) != 12 { // two airlock configurations per workload
+		t.Errorf("got %d ratios, want 12", len(got.Ratios))
 	}
 }
