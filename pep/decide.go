@@ -282,7 +282,7 @@ func (p *Proxy) scanResult(f *frame, decoded map[string]any, tool string) (Detec
 // responseNeedsDecision asks the policy's response gate whether any rule
 // can act on this response: one to a request it names, or one in whose
 // content the detectors found what it asks for. A response that needs none
-// is relayed without a decision or an audit record.
+// is relayed without a decision, with an audit record marked undecided.
 func (p *Proxy) responseNeedsDecision(f *frame, req pendingRequest) (bool, Detections) {
 	g := p.policy.Gate
 	var annotations map[string]any
