@@ -326,6 +326,28 @@ func (s *faultStderr) text() string {
 	return s.other.String()
 }
 
+// has reports whether stderr says want, waiting for it to be written: a
+// process's exit is seen before the reader has drained its last lines.
+// It gives up when the pipe is closed (every writer gone) without it, or
+// at the failsafe deadline.
+func (s *faultStderr) has(want string) bool {
+	deadline := time.After(faultDeadline)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if strings.Contains(s.text(), want) {
+			return true
+		}
+		select {
+		case <-s.closed:
+			return strings.Contains(s.text(), want)
+		case <-deadline:
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
 // waitEOF waits until every writer of the stderr pipe (airlock, the server
 // and anything the server left behind) has closed it.
 func (s *faultStderr) waitEOF(t *testing.T) {

@@ -62,7 +62,7 @@ func TestFaultServerCrashMidCall(t *testing.T) {
 		assert.Equal(t, faultServerGone, r.rules(), r.line)
 	}
 	assert.Equal(t, pep.ExitServerExited, p.wait())
-	assert.Contains(t, p.stderr.text(), "server exited while the client was connected: exit status 3")
+	assert.True(t, p.stderr.has("server exited while the client was connected: exit status 3"), "stderr: %s", p.stderr.text())
 	assert.Contains(t, faultEvents(t, p.events), "exit 3 crash-on write_file")
 	pid, ok := faultServerPid(p.events)
 	require.True(t, ok)
@@ -173,7 +173,7 @@ func TestFaultServerGarbage(t *testing.T) {
 	require.Len(t, drops, 1, "%+v", recs)
 	assert.Equal(t, []string{"protocol.malformed"}, drops[0].Rules)
 	assert.Equal(t, "server_to_client", drops[0].Direction)
-	assert.Contains(t, p.stderr.text(), "dropping a frame from the server")
+	assert.True(t, p.stderr.has("dropping a frame from the server"), "stderr: %s", p.stderr.text())
 	faultVerify(t, env.audit)
 	faultAssertComplete(t, recs, []int{2}, nil)
 	pid, _ := faultServerPid(p.events)
@@ -194,7 +194,7 @@ func TestFaultServerPartialLine(t *testing.T) {
 	require.NotNil(t, got[0].Error, got[0].line)
 	assert.Equal(t, pep.CodeServerUnavailable, got[0].Error.Code)
 	assert.Equal(t, pep.ExitServerExited, p.wait())
-	assert.Contains(t, p.stderr.text(), "exit status 4")
+	assert.True(t, p.stderr.has("exit status 4"), "stderr: %s", p.stderr.text())
 	assert.Contains(t, faultEvents(t, p.events), "exit 4 partial-on echo")
 
 	recs := faultRecords(t, env.audit)
@@ -258,7 +258,7 @@ func TestFaultServerExitsAtStart(t *testing.T) {
 			assert.Equal(t, pep.CodeServerUnavailable, r.Error.Code)
 		}
 		assert.Equal(t, pep.ExitServerExited, p.wait())
-		assert.Contains(t, p.stderr.text(), "exit status 7")
+		assert.True(t, p.stderr.has("exit status 7"), "stderr: %s", p.stderr.text())
 		assert.Contains(t, faultEvents(t, p.events), "exit 7 exit-at-start")
 		pid, _ := faultServerPid(p.events)
 		faultAssertGone(t, pid, p.cmd.Process.Pid)
@@ -270,7 +270,7 @@ func TestFaultServerExitsAtStart(t *testing.T) {
 		p := env.start(faultOpts{server: []string{filepath.Join(env.dir, "no-such-server")}})
 		assert.Equal(t, pep.ExitServerStart, p.wait())
 		assert.Empty(t, p.rest())
-		assert.Contains(t, p.stderr.text(), "no-such-server")
+		assert.True(t, p.stderr.has("no-such-server"), "stderr: %s", p.stderr.text())
 	})
 }
 
@@ -510,7 +510,7 @@ func TestFaultAuditTornTail(t *testing.T) {
 		p.closeStdin()
 		p.rest()
 		assert.Equal(t, pep.ExitOK, p.wait())
-		assert.Contains(t, p.stderr.text(), "no audit log")
+		assert.True(t, p.stderr.has("no audit log"), "stderr: %s", p.stderr.text())
 		assert.Empty(t, faultServerCalls(t, p), "nothing reached the server")
 	})
 }
@@ -558,7 +558,7 @@ func TestFaultStateDir(t *testing.T) {
 		p.closeStdin()
 		p.rest()
 		assert.Equal(t, pep.ExitOK, p.wait())
-		assert.Contains(t, p.stderr.text(), "no session store")
+		assert.True(t, p.stderr.has("no session store"), "stderr: %s", p.stderr.text())
 		assert.Empty(t, faultServerCalls(t, p))
 		faultVerify(t, env.audit)
 		for _, code := range codes {
@@ -692,7 +692,7 @@ func faultBrokenStore(t *testing.T, env *faultEnv, breakStore func(), reasons []
 		p.closeStdin()
 		p.rest()
 		assert.Equal(t, pep.ExitOK, p.wait())
-		assert.Contains(t, p.stderr.text(), "cannot record taint")
+		assert.True(t, p.stderr.has("cannot record taint"), "stderr: %s", p.stderr.text())
 	}
 	faultVerify(t, env.audit)
 }
