@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -89,7 +90,13 @@ func (p *Proxy) decide(ctx context.Context, f *frame, phase, dir string, req pen
 			ev.Tool = rec.Method
 		}
 		if err := p.opts.Session.Taint(ctx, ev); err != nil {
-			p.opts.Logger.Error("cannot record taint; refusing the content", "err", err)
+			// Fail closed twice: the content is withheld, and this process
+			// keeps the taint it could not record, so its outbound tools
+			// are refused from now on (until airlock restarts on a store
+			// that works).
+			ev.Rules = append(ev.Rules, "session.error")
+			p.unrecordedTaint.Store(&ev)
+			p.opts.Logger.Error("cannot record taint; refusing the content, and outbound calls from now on", "err", err)
 			return p.refusal(ctx, rec, "session.error", "cannot record the session's taint: "+err.Error(), CodePolicyUnavailable)
 		}
 	}
@@ -175,6 +182,11 @@ func (p *Proxy) buildInput(ctx context.Context, f *frame, phase, dir string, req
 		return nil, "session.error", fmt.Errorf("cannot read the session's state: %w", err)
 	}
 	p.lastSessionID.Store(&state.ID)
+	if ev := p.unrecordedTaint.Load(); ev != nil && !state.Tainted {
+		// A taint this process could not record still holds here.
+		state.Tainted = true
+		state.Taint = append(slices.Clone(state.Taint), *ev)
+	}
 	if state.Taint == nil {
 		state.Taint = []TaintEvent{} // [] in both the policy's value and the JSON form
 	}

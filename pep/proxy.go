@@ -80,6 +80,9 @@ var ErrServerClosed = errors.New("the server closed its output")
 // Proxy relays and decides the frames of one client-server connection.
 type Proxy struct {
 	opts Options
+	// unrecordedTaint is a taint the session store failed to record: the
+	// proxy holds the session tainted itself.
+	unrecordedTaint atomic.Pointer[TaintEvent]
 	// lastSessionID is the session ID last read with the session's state.
 	lastSessionID atomic.Pointer[string]
 	// clientFrame and serverFrame hold the frame each pump is handling.

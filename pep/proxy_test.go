@@ -613,3 +613,42 @@ func TestBurstIsNotHeld(t *testing.T) {
 		assert.Equal(t, fmt.Sprintf(n, i), h.clientGets())
 	}
 }
+
+// brokenStoreSession reads like a clean session but cannot record a taint,
+// like a store on a full or read-only disk.
+type brokenStoreSession struct{ *MemorySession }
+
+func (brokenStoreSession) Taint(context.Context, TaintEvent) error {
+	return errors.New("write /state/sessions/s.json: no space left on device")
+}
+
+// TestUnrecordedTaintFailsClosed: when the taint of an untrusted result
+// cannot be recorded, the result is withheld, and the process keeps the
+// session tainted itself: its outbound tools are refused from then on.
+func TestUnrecordedTaintFailsClosed(t *testing.T) {
+	engine := defaultEngine(t, testData) // fetch is untrusted, send_message outbound
+	h := newHarness(t, engine, func(s *harnessSetup) {
+		s.opts.Session = brokenStoreSession{NewMemorySession("s")}
+	})
+	send := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send_message","arguments":{"text":"hi"}}}`
+	h.clientSends(send)
+	assert.Equal(t, send, h.serverGets(), "a clean session may send")
+	h.serverSends(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	h.clientGets()
+
+	h.clientSends(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fetch","arguments":{"url":"https://github.com/x"}}}`)
+	h.serverGets()
+	h.serverSends(`{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"untrusted page"}]}}`)
+	e := decodeError(t, h.clientGets())
+	assert.Equal(t, "2", string(e.ID))
+	assert.Equal(t, []string{"session.error"}, e.Error.Data.Rules)
+	assert.Contains(t, e.Error.Message, "no space left on device")
+
+	h.clientSends(strings.Replace(send, `"id":1`, `"id":3`, 1))
+	e = decodeError(t, h.clientGets())
+	assert.Equal(t, "3", string(e.ID))
+	assert.Equal(t, []string{"quarantine.outbound_after_taint"}, e.Error.Data.Rules)
+	assert.Contains(t, e.Error.Message, "session.error", "the refusal says the taint was not recorded")
+	h.clientSends(ping)
+	assert.Equal(t, ping, h.serverGets(), "and nothing outbound reached the server before the ping")
+}

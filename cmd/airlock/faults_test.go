@@ -672,13 +672,15 @@ func faultBrokenStore(t *testing.T, env *faultEnv, breakStore func(), reasons []
 	assert.Equal(t, []string{"quarantine.outbound_after_taint"}, r.rules())
 	withheld(tainted, 4)
 
-	// The clean session: the untrusted result is withheld, so the client
-	// never read it; the session stays clean (nothing could taint it), and
-	// an outbound call is decided as on any clean session.
+	// The clean session: the untrusted result is withheld, and the taint
+	// that could not be recorded is kept by the airlock process: its
+	// outbound calls are refused from then on (fail closed), saying so.
 	withheld(clean, 2)
 	clean.send(faultCall(3, "write_file", `{"path":"/tmp/o","content":"x"}`))
 	r = clean.responseTo(3)
-	t.Logf("outbound call on the clean session after its untrusted result was withheld: %s", strings.TrimSpace(r.line))
+	require.NotNil(t, r.Error, "an outbound call passed after a taint could not be recorded: %s", r.line)
+	assert.Equal(t, []string{"quarantine.outbound_after_taint"}, r.rules(), r.line)
+	assert.Contains(t, r.Error.Message, "session.error", "the refusal says the taint was not recorded")
 
 	procs := []*faultProc{tainted, clean}
 	if freshToo {
