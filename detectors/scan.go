@@ -149,16 +149,7 @@ func (sc *scanner) walk(v any, c scanCtx, depth int) {
 		slices.Sort(keys) // hits come out in the same order on every scan
 		split := splitOf(x)
 		for _, k := range keys {
-			child := scanCtx{path: c.path, field: k, level: levelDest, chain: c.chain, decodes: c.decodes,
-				fixed: c.fixed, mention: c.mention}
-			if !c.fixed {
-				child.path += "/" + EscapePointer(k)
-			}
-			if sc.opts.Formats != nil {
-				child.schema = c.schema + "/" + EscapePointer(k)
-			}
-			sc.scanString(k, scanCtx{path: child.path, level: levelDest, chain: c.chain, decodes: c.decodes,
-				fixed: c.fixed, mention: c.mention})
+			child := sc.enterKey(c, k)
 			sc.role(&child)
 			if split.ok && splitHostKey(k) && !sc.content {
 				if raw, host := split.assemble(x[k]); raw != "" {
@@ -176,6 +167,22 @@ func (sc *scanner) walk(v any, c scanCtx, depth int) {
 			sc.walk(item, ic, depth+1)
 		}
 	}
+}
+
+// enterKey scans an object key (keys are text too) and returns the
+// context of its value.
+func (sc *scanner) enterKey(c scanCtx, k string) scanCtx {
+	child := scanCtx{path: c.path, field: k, level: levelDest, chain: c.chain, decodes: c.decodes,
+		fixed: c.fixed, mention: c.mention}
+	if !c.fixed {
+		child.path += "/" + EscapePointer(k)
+	}
+	if sc.opts.Formats != nil {
+		child.schema = c.schema + "/" + EscapePointer(k)
+	}
+	sc.scanString(k, scanCtx{path: child.path, level: levelDest, chain: c.chain, decodes: c.decodes,
+		fixed: c.fixed, mention: c.mention})
+	return child
 }
 
 // role sets what the field (and the argument's schema format) make of a

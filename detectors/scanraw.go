@@ -65,14 +65,7 @@ func (sc *scanner) walkRaw(v gjson.Result, c scanCtx, depth int) {
 		})
 		slices.SortStableFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
 		for _, m := range members {
-			child := scanCtx{path: c.path, field: m.key, level: levelDest, chain: c.chain, decodes: c.decodes,
-				fixed: c.fixed, mention: c.mention}
-			if !c.fixed {
-				child.path += "/" + EscapePointer(m.key)
-			}
-			sc.scanString(m.key, scanCtx{path: child.path, level: levelDest, chain: c.chain, decodes: c.decodes,
-				fixed: c.fixed, mention: c.mention})
-			sc.walkRaw(m.value, child, depth+1)
+			sc.walkRaw(m.value, sc.enterKey(c, m.key), depth+1)
 		}
 	case v.IsArray():
 		i := 0

@@ -165,6 +165,7 @@ type fuzzCleanSession struct{}
 func (fuzzCleanSession) State(context.Context) (SessionState, error) {
 	return SessionState{ID: "fuzz", Taint: []TaintEvent{}}, nil
 }
+func (fuzzCleanSession) ID() string                              { return "fuzz" }
 func (fuzzCleanSession) Taint(context.Context, TaintEvent) error { return nil }
 func (fuzzCleanSession) Refused(context.Context) error           { return nil }
 

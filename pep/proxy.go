@@ -83,8 +83,6 @@ type Proxy struct {
 	// unrecordedTaint is a taint the session store failed to record: the
 	// proxy holds the session tainted itself.
 	unrecordedTaint atomic.Pointer[TaintEvent]
-	// lastSessionID is the session ID last read with the session's state.
-	lastSessionID atomic.Pointer[string]
 	// clientFrame and serverFrame hold the frame each pump is handling.
 	clientFrame, serverFrame frame
 	// policy is valid once policyReady is closed.

@@ -10,6 +10,8 @@ import (
 // before deciding a frame and records taint before it delivers the content
 // that caused it, so the content can never outrun its taint.
 type Session interface {
+	// ID names the session (in the audit trail too); it does not change.
+	ID() string
 	State(ctx context.Context) (SessionState, error)
 	Taint(ctx context.Context, ev TaintEvent) error
 	// Refused counts a refusal, so a person can see how often the session
@@ -29,6 +31,9 @@ type MemorySession struct {
 func NewMemorySession(id string) *MemorySession {
 	return &MemorySession{state: SessionState{ID: id}}
 }
+
+// ID is the session's ID.
+func (s *MemorySession) ID() string { return s.state.ID }
 
 // State returns a copy of the session's state.
 func (s *MemorySession) State(context.Context) (SessionState, error) {

@@ -207,6 +207,8 @@ func openSession(c *config, log *slog.Logger) pep.Session {
 // unavailableSession stands in for a session store that cannot be used.
 type unavailableSession struct{ err error }
 
+func (u unavailableSession) ID() string { return "" }
+
 func (u unavailableSession) State(context.Context) (pep.SessionState, error) {
 	return pep.SessionState{}, u.err
 }
