@@ -229,7 +229,6 @@ func (p *Proxy) pumpClient(ctx context.Context, r *FrameReader) {
 			return
 		}
 		p.handleClientFrame(ctx, line)
-		p.clientFrame = frame{} // let go of the line
 		releaseIfLarge(len(line))
 		if !r.HasFrame() {
 			p.flushToServer() // before waiting for the client
@@ -253,7 +252,6 @@ func (p *Proxy) pumpServer(ctx context.Context, r *FrameReader) error {
 			return fmt.Errorf("reading from the server: %w", err)
 		}
 		p.handleServerFrame(ctx, line)
-		p.serverFrame = frame{} // let go of the line
 		releaseIfLarge(len(line))
 		if !r.HasFrame() {
 			p.flushToClient() // before waiting for the server
@@ -287,6 +285,7 @@ var decidedServerRequests = map[string]bool{"sampling/createMessage": true, "eli
 
 func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
 	f := &p.clientFrame
+	defer func() { *f = frame{} }() // let go of the line: it may be 16 MiB
 	if err := f.peek(line); err != nil {
 		p.refuseClientFrame(ctx, line, err)
 		return
@@ -325,6 +324,7 @@ func (p *Proxy) handleClientFrame(ctx context.Context, line []byte) {
 
 func (p *Proxy) handleServerFrame(ctx context.Context, line []byte) {
 	f := &p.serverFrame
+	defer func() { *f = frame{} }() // let go of the line: it may be 16 MiB
 	if err := f.peek(line); err != nil {
 		p.dropServerFrame(line, err)
 		return
